@@ -1,0 +1,35 @@
+"""cuda.coop: cooperative block and warp primitives for Python GPU kernels.
+
+Importable without a GPU or a compiler.  Kernels compiled by numba-cuda-mlir call
+the operations directly (``coop.load(coop.this_block(), src, items)``); see
+``coop.register`` for how the compiler backend is activated.
+"""
+
+from ._version import __version__
+from ._errors import *  # noqa: F401,F403  (every error class is public)
+from ._errors import __all__ as _errors_all
+from ._groups import BlockGroup, ThreadGroup, WarpGroup, this_block, this_warp
+from ._payloads import TempStorage, ThreadData
+from ._registration import register
+from .ops._registry import public_operations as _public_operations
+
+globals().update(_public_operations())
+
+__all__ = [
+    "__version__",
+    "register",
+    "this_block",
+    "this_warp",
+    "ThreadGroup",
+    "BlockGroup",
+    "WarpGroup",
+    "ThreadData",
+    "TempStorage",
+    *_public_operations(),
+    *_errors_all,
+]
+
+from ._registration import maybe_auto_register as _maybe_auto_register  # noqa: E402
+
+_maybe_auto_register()
+del _maybe_auto_register

@@ -1,0 +1,47 @@
+"""Environment variables read by cuda-coop (documented in docs/configuration.rst)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override"]
+
+ENV = {
+    "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "skip automatic backend registration at import",
+    "CUDA_COOP_CACHE": "0/false/off disables the on-disk provider cache (on by default)",
+    "CUDA_COOP_CACHE_DIR": "directory of the on-disk provider cache",
+    "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
+    "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
+}
+
+_FALSY = {"", "0", "false", "no", "off"}
+
+
+def truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() not in _FALSY
+
+
+def cache_enabled() -> bool:
+    value = os.environ.get("CUDA_COOP_CACHE")
+    return value is None or truthy(value)
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("CUDA_COOP_CACHE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cuda-coop"
+
+
+def source_dump_dir() -> Path | None:
+    value = os.environ.get("CUDA_COOP_SOURCE_DUMP_DIR", "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def cccl_root_override() -> Path | None:
+    value = os.environ.get("CUDA_COOP_CCCL_ROOT", "").strip()
+    return Path(value).expanduser() if value else None

@@ -1,0 +1,92 @@
+"""Objects that kernels call: how they behave on the host and how a compiler finds them.
+
+A kernel refers to ``coop.load`` or ``coop.ThreadData`` as module attributes.  When
+a backend is registered, the compiler asks each of these objects for its type
+through ``_numba_type_``; the active backend answers.  Without a backend the same
+lookup raises :class:`BackendNotRegisteredError`, so the user sees what to do
+instead of the compiler's "untyped global name".
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from ._errors import BackendNotRegisteredError, CoopCompilerContextRequiredError
+
+__all__ = ["KernelFunction", "KernelConstructMeta", "kernel_function"]
+
+_REGISTER_HINT = (
+    "register it with coop.register('numba-cuda-mlir') before compiling, import "
+    "numba_cuda_mlir before cuda.coop, or write `import cuda.coop.numba_mlir as coop`"
+)
+
+
+def _backend_type_of(obj, name: str):
+    from . import _registration
+
+    backend = _registration.active_backend()
+    if backend is None:
+        raise BackendNotRegisteredError(
+            f"coop.{name}() is used in a kernel but no cuda.coop compiler backend is "
+            f"registered; {_REGISTER_HINT}"
+        )
+    return backend.numba_type_of(obj)
+
+
+class KernelFunction:
+    """A cuda.coop function that is compiled into kernels.
+
+    ``host`` is what a host call does: ops raise (they only make sense inside a
+    kernel), group factories return descriptors.
+    """
+
+    def __init__(self, pyfunc, *, host_callable: bool = False):
+        functools.update_wrapper(self, pyfunc)
+        self._pyfunc = pyfunc
+        self._host_callable = host_callable
+        self.__signature__ = inspect.signature(pyfunc)
+
+    @property
+    def name(self) -> str:
+        return self._pyfunc.__name__
+
+    def __call__(self, *args, **kwargs):
+        if self._host_callable:
+            return self._pyfunc(*args, **kwargs)
+        raise CoopCompilerContextRequiredError(
+            f"coop.{self.name}() was called on the host; it is a cooperative operation "
+            "that runs inside a @cuda.jit kernel (from numba_cuda_mlir), where every "
+            "thread of the group calls it"
+        )
+
+    def __repr__(self) -> str:
+        return f"<cuda.coop function {self.name}>"
+
+    def __reduce__(self):
+        # Pickling (e.g. by a kernel cache) refers back to the module attribute.
+        return (_lookup_public, (self.name,))
+
+    @property
+    def _numba_type_(self):
+        return _backend_type_of(self, self.name)
+
+
+def _lookup_public(name):
+    from cuda import coop
+
+    return getattr(coop, name)
+
+
+def kernel_function(pyfunc=None, *, host_callable=False):
+    if pyfunc is None:
+        return lambda f: KernelFunction(f, host_callable=host_callable)
+    return KernelFunction(pyfunc, host_callable=host_callable)
+
+
+class KernelConstructMeta(type):
+    """Metaclass of ThreadData and TempStorage: the class itself is typed in kernels."""
+
+    @property
+    def _numba_type_(cls):
+        return _backend_type_of(cls, cls.__name__)

@@ -1,0 +1,120 @@
+"""Per-thread payloads (ThreadData) and explicit scratch descriptors (TempStorage)."""
+
+from __future__ import annotations
+
+import operator
+
+from ._dtypes import normalize_dtype
+from ._errors import InvalidArgumentTypeError, InvalidArgumentValueError
+from ._kernel_api import KernelConstructMeta
+
+__all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "check_items_per_thread", "check_alignment"]
+
+SHARING_MODES = ("shared", "exclusive")
+
+
+def check_items_per_thread(value, *, call: str = "coop.ThreadData()") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(
+            f"{call}: items_per_thread={value!r} must be a positive int known at compile time"
+        )
+    if value < 1:
+        raise InvalidArgumentValueError(
+            f"{call}: items_per_thread={value} must be at least 1"
+        )
+    return value
+
+
+def check_alignment(value, *, call: str, label: str = "alignment"):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(f"{call}: {label}={value!r} must be None or a power-of-two int")
+    if value < 1 or value & (value - 1) or value > 256:
+        raise InvalidArgumentValueError(
+            f"{call}: {label}={value} must be a power of two between 1 and 256"
+        )
+    return value
+
+
+class ThreadData(metaclass=KernelConstructMeta):
+    """A fixed-size array of ``items_per_thread`` values owned by each thread.
+
+    Parameters
+    ----------
+    items_per_thread : int
+        Compile-time item count: a literal, a module constant, a closure value or a
+        kernel argument (the kernel is specialized per value).
+    dtype : optional
+        Element type. When omitted it is taken from the first ``coop.load`` source
+        or ``coop.store`` destination that uses the payload.
+    alignment : int, optional
+        Minimum alignment in bytes of the payload storage (a power of two).
+
+    Slots start uninitialized.  Inside a kernel the payload indexes like an array
+    (``items[i]``) and ``items.items_per_thread`` is a compile-time constant.
+    """
+
+    def __init__(self, items_per_thread, dtype=None, *, alignment=None):
+        self.items_per_thread = check_items_per_thread(items_per_thread)
+        self.dtype = None if dtype is None else normalize_dtype(dtype, label="dtype")
+        self.alignment = check_alignment(alignment, call="coop.ThreadData()")
+
+    def __repr__(self):
+        dt = "" if self.dtype is None else f", dtype={self.dtype.name}"
+        return f"coop.ThreadData({self.items_per_thread}{dt})"
+
+
+class TempStorage(metaclass=KernelConstructMeta):
+    """Explicit shared-memory scratch for cooperative operations.
+
+    Construct it inside the kernel and pass it as ``temp_storage=`` to operations.
+
+    Parameters
+    ----------
+    size_in_bytes : int, optional
+        At least the largest need of the calls using it; inferred when omitted.
+    alignment : int, optional
+        Minimum alignment (power of two); the providers' own alignment always applies.
+    auto_sync : bool, optional
+        ``True`` (the default) makes every call that used the storage end with a
+        barrier (``__syncthreads`` for blocks, ``__syncwarp`` for warps), so the
+        next call may reuse it.  ``False`` leaves the barrier to you: call
+        ``cuda.syncthreads()`` before the storage is reused.
+    sharing : {"shared", "exclusive"}
+        ``"shared"``: all calls overlap one region (size = the largest need).
+        ``"exclusive"``: each call site gets its own slice (size = the sum).
+    """
+
+    def __init__(self, size_in_bytes=None, *, alignment=None, auto_sync=None, sharing="shared"):
+        call = "coop.TempStorage()"
+        if size_in_bytes is not None:
+            try:
+                size_in_bytes = operator.index(size_in_bytes)
+            except TypeError:
+                raise InvalidArgumentTypeError(
+                    f"{call}: size_in_bytes={size_in_bytes!r} must be None or a non-negative int"
+                ) from None
+            if size_in_bytes < 0 or isinstance(size_in_bytes, bool):
+                raise InvalidArgumentValueError(f"{call}: size_in_bytes={size_in_bytes} must be >= 0")
+        self.size_in_bytes = size_in_bytes
+        self.alignment = check_alignment(alignment, call=call)
+        if auto_sync is not None and not isinstance(auto_sync, bool):
+            raise InvalidArgumentTypeError(f"{call}: auto_sync={auto_sync!r} must be None, True or False")
+        self.auto_sync = auto_sync
+        self.sharing = normalize_sharing(sharing)
+
+    def __repr__(self):
+        return (f"coop.TempStorage({self.size_in_bytes}, alignment={self.alignment}, "
+                f"auto_sync={self.auto_sync}, sharing={self.sharing!r})")
+
+
+def normalize_sharing(sharing) -> str:
+    if not isinstance(sharing, str) or sharing.strip().lower() not in SHARING_MODES:
+        from ._errors import InvalidAlgorithmError
+
+        raise InvalidAlgorithmError(
+            f"coop.TempStorage(): sharing={sharing!r} is not a sharing mode; choose "
+            + " or ".join(repr(m) for m in SHARING_MODES)
+        )
+    return sharing.strip().lower()

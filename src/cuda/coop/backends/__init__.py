@@ -1,0 +1,1 @@
+"""Compiler backends.  Each is a package with ``activate()``; see ``cuda.coop._registration``."""

@@ -1,0 +1,64 @@
+"""The numba-cuda-mlir backend: typing, lowering and launch facts for cuda.coop calls.
+
+``activate()`` checks the numba-cuda-mlir version (in ``_compat``, before any
+registry is touched), then installs the typing templates, the lowerings and the
+call-site rewrite, and refreshes the compiler's registries.
+"""
+
+from __future__ import annotations
+
+import threading
+
+__all__ = ["activate", "NumbaMlirBackend"]
+
+_lock = threading.Lock()
+_backend = None
+
+
+class NumbaMlirBackend:
+    name = "numba-cuda-mlir"
+
+    def __init__(self):
+        from . import _compat as C
+        from . import lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
+        from .types import GroupType
+        from ... import _groups
+
+        self.version = C.check_version()
+        self._function_types = typing.function_types()
+        for template in (typing.GroupAttributes, typing.ThreadDataAttributes):
+            C.typing_registry.register_attr(template)
+        lowering.install()
+
+        from ..._kernel_api import KernelConstructMeta
+
+        # ThreadData and TempStorage are classes: typeof dispatches on their
+        # metaclass, so the _numba_type_ property of KernelConstructMeta is not
+        # consulted; register the metaclass instead.
+        @C.typeof_impl.register(KernelConstructMeta)
+        def _typeof_construct(val, c):
+            return self._function_types[val]
+
+        @C.typeof_impl.register(_groups.BlockGroup)
+        def _typeof_block(val, c):
+            return GroupType("block", 0)
+
+        @C.typeof_impl.register(_groups.WarpGroup)
+        def _typeof_warp(val, c):
+            return GroupType("warp", val.width)
+
+        C.refresh_registries()
+
+    def numba_type_of(self, obj):
+        try:
+            return self._function_types[obj]
+        except (KeyError, TypeError):
+            raise TypeError(f"{obj!r} is not a cuda.coop kernel function") from None
+
+
+def activate() -> NumbaMlirBackend:
+    global _backend
+    with _lock:
+        if _backend is None:
+            _backend = NumbaMlirBackend()
+        return _backend

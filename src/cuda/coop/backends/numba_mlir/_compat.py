@@ -1,0 +1,252 @@
+"""The only module that imports numba_cuda_mlir's private names.
+
+Checked against numba-cuda-mlir 0.6.0.  Everything the backend needs from the
+compiler's internals is re-exposed here under our own names, so an upgrade of
+numba-cuda-mlir is reviewed in one file.  ``tests/backends/test_compat_boundary.py``
+fails if another module imports a private ``numba_cuda_mlir`` name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
+
+SUPPORTED = ((0, 6, 0), (0, 7, 0))  # [min, max)
+SUPPORTED_TEXT = ">=0.6.0,<0.7"
+_EXTRA_HINT = (
+    "pip install 'cuda-coop[numba-cuda-mlir-cu13]' (CUDA 13) or "
+    "'cuda-coop[numba-cuda-mlir-cu12]' (CUDA 12)"
+)
+
+
+def _parse(version: str) -> tuple:
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def check_version():
+    """Import numba_cuda_mlir and check its version before touching any registry."""
+    try:
+        import numba_cuda_mlir
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"the numba-cuda-mlir backend needs numba-cuda-mlir {SUPPORTED_TEXT}, which is not "
+            f"installed ({exc}); {_EXTRA_HINT}"
+        ) from None
+    version = getattr(numba_cuda_mlir, "__version__", "0")
+    if not SUPPORTED[0] <= _parse(version) < SUPPORTED[1]:
+        raise UnsupportedBackendVersionError(
+            f"numba-cuda-mlir {version} is installed but cuda-coop needs numba-cuda-mlir "
+            f"{SUPPORTED_TEXT}; {_EXTRA_HINT}"
+        )
+    return version
+
+
+check_version()
+
+# ----------------------------------------------------------------------------------------
+# Public numba_cuda_mlir API (listed here too so the backend has one import surface)
+# ----------------------------------------------------------------------------------------
+from numba_cuda_mlir import cuda  # noqa: E402
+from numba_cuda_mlir.extending import (  # noqa: E402
+    lowering_registry,
+    refresh_registries,
+    register_model,
+    require_launch_config as _require_launch_config,
+    typeof_impl,
+    typing_registry,
+)
+
+# ----------------------------------------------------------------------------------------
+# Private names (each with the reason it is needed)
+# ----------------------------------------------------------------------------------------
+# Numba front-end types, templates, IR and errors (the vendored numba-cuda copy).
+from numba_cuda_mlir.numba_cuda import types  # noqa: E402
+from numba_cuda_mlir.numba_cuda.core import errors as _errors  # noqa: E402
+from numba_cuda_mlir.numba_cuda.core import ir  # noqa: E402
+from numba_cuda_mlir.numba_cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
+from numba_cuda_mlir.numba_cuda.typing.templates import (  # noqa: E402
+    AbstractTemplate,
+    AttributeTemplate,
+    signature,
+)
+from numba_cuda_mlir.numba_cuda.np.numpy_support import as_dtype, from_dtype  # noqa: E402
+from numba_cuda_mlir.numba_cuda.typing.typeof import typeof  # noqa: E402
+# Data models for our types: arrays as memrefs, descriptors as opaque values.
+from numba_cuda_mlir.models import ArrayModel, OpaqueModel  # noqa: E402
+# MLIR building blocks used by lowerings.
+from numba_cuda_mlir._mlir import ir as mlir_ir  # noqa: E402
+from numba_cuda_mlir._mlir.dialects import func as mlir_func, llvm as mlir_llvm, memref as mlir_memref  # noqa: E402
+from numba_cuda_mlir.lowering_utilities import (  # noqa: E402
+    get_or_insert_function,
+    llvm_ptr_add_bytes,
+    memref_data_pointer,
+)
+# The launch-configuration error type, to turn it into our UnknownBlockDimensionError.
+from numba_cuda_mlir._whole_function_planners import _RequireLaunchConfig  # noqa: E402
+
+ForceLiteralArg = _errors.ForceLiteralArg
+LTOIR = cuda.LTOIR
+
+
+def require_launch_config(lower):
+    """The launch configuration of the kernel being lowered, or None.
+
+    Asking marks the kernel as launch-configuration specialized: numba-cuda-mlir
+    then compiles it once per block shape (``descriptor.py`` keys overloads by
+    launch config once a compile has required it).
+    """
+    try:
+        return _require_launch_config(lower)
+    except (_RequireLaunchConfig, TypeError):
+        return None
+
+
+def current_user_location():
+    """The source location numba is typing right now (set by its error contexts)."""
+    loc = _errors.loc_info.get("loc")
+    return loc
+
+
+def lowering_location(lower):
+    """The source location of the instruction being lowered."""
+    return getattr(lower, "loc", None)
+
+
+def is_device_compile(lower) -> bool:
+    return bool(lower.targetoptions.get("device", False))
+
+
+def target_chip(lower) -> str:
+    """The kernel's target, e.g. ``"sm_90"`` (from the resolved GPU target)."""
+    return lower.targetoptions["chip"]
+
+
+def drop_unused_device_variables(lower):
+    """Let the final nvJitLink link drop unreferenced ``__device__`` variables.
+
+    The CCCL headers define hundreds of ``cuda::std`` constants with external
+    linkage; without ``-optimize-unused-variables`` every coop kernel's cubin
+    carries them (~80 KB).  numba-cuda-mlir 0.6 passes that flag only when
+    ``variables_used`` is non-empty (``cudadrv/driver.py``,
+    ``_get_linker_options``), so name one variable that does not exist: no host
+    code reads a coop kernel's device variables by name.
+    """
+    config = getattr(lower, "_linker_config", None)
+    if isinstance(config, dict) and not config.get("variables_used"):
+        config["variables_used"] = ["__cuda_coop_no_host_variables__"]
+
+
+def workgroup_global(lower, name: str, size: int, alignment: int):
+    """A private ``__shared__`` byte array in the kernel's GPU module, as a generic pointer."""
+    mspace = mlir_ir.Attribute.parse("#gpu.address_space<workgroup>")
+    ty = mlir_ir.MemRefType.get([max(size, 1)], mlir_ir.IntegerType.get_signless(8), memory_space=mspace)
+    gpu_module = lower.mlir_gpu_module
+    with mlir_ir.InsertionPoint(gpu_module.bodyRegion.blocks[0]):
+        mlir_memref.global_(name, ty, sym_visibility="private", alignment=alignment)
+    return ty
+
+
+def workgroup_pointer(lower, name: str, ty):
+    return memref_data_pointer(mlir_memref.get_global(ty, name))
+
+
+def pointer_plus_bytes(ptr, offset: int):
+    from numba_cuda_mlir.lowering_utilities import i64_of
+
+    return llvm_ptr_add_bytes(ptr, i64_of(offset))
+
+
+def local_array(lower, numba_dtype, items: int, alignment: int | None):
+    """A static per-thread array (``memref.alloca`` in the entry block)."""
+    elem = lower.get_storage_type(numba_dtype)
+    mr_type = mlir_ir.MemRefType.get([items], elem)
+    with lower.alloca_insertion_point():
+        if alignment:
+            return mlir_memref.alloca(mr_type, [], [], alignment=alignment)
+        return mlir_memref.alloca(mr_type, [], [])
+
+
+def load_element0(lower, numba_dtype, array):
+    from numba_cuda_mlir.lowering_utilities import index_of
+
+    raw = mlir_memref.load(memref=array, indices=[index_of(0)])
+    return lower.from_storage(numba_dtype, raw)
+
+
+def call_void(lower, symbol: str, operands, operand_types):
+    fty = mlir_ir.FunctionType.get(inputs=list(operand_types), results=[])
+    callee = get_or_insert_function(symbol, fty, lower.mlir_gpu_module)
+    mlir_func.call(result=[], callee=callee.name.value, operands_=list(operands))
+
+
+def llvm_pointer_type():
+    return mlir_llvm.PointerType.get()
+
+
+def mlir_type_of(lower, numba_type):
+    return lower.get_mlir_type(numba_type)
+
+
+@contextlib.contextmanager
+def forced_compute_capability(cc):
+    """Compile for ``cc`` on a machine without a driver.
+
+    numba-cuda-mlir 0.6.0 asks the driver for the host GPU's compute capability
+    even when ``cc=`` is given (``tools.resolve_gpu_target``).  Its cache global
+    ``tools._cached_cc`` answers that question for every caller, including the
+    linker; setting it is the narrowest shim.  Drop it once upstream honours
+    ``cc=`` without a device.
+    """
+    from numba_cuda_mlir import tools
+
+    with _cc_lock:
+        previous = getattr(tools, "_cached_cc", None)
+        tools._cached_cc = tuple(cc)
+        try:
+            yield
+        finally:
+            tools._cached_cc = previous
+
+
+_cc_lock = threading.RLock()
+
+
+def post_lto_ptx(compile_result) -> str | None:
+    """The PTX after the final LTO link (CUB wrappers inlined), or None."""
+    try:
+        from numba_cuda_mlir.mlir_optimization import get_lto_ptx
+
+        return get_lto_ptx(compile_result)
+    except Exception:  # pragma: no cover - diagnostic helper only
+        return None
+
+
+def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
+    """Compile a kernel to cubin for ``cc`` and a launch ``block`` shape, with no GPU.
+
+    Does what a configured launch does (``descriptor._compile_impl`` with launch
+    metadata): the compiler state's target options carry ``__launch_config__``.
+    Returns numba-cuda-mlir's compile result (``metadata["cubin"]`` is the cubin).
+    """
+    from numba_cuda_mlir import mlir_compiler
+    from numba_cuda_mlir.mlir_optimization import optimize
+
+    block = tuple(block) + (1,) * (3 - len(tuple(block)))
+    grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+    with forced_compute_capability(cc):
+        dispatcher = cuda.jit(pyfunc, lto=True, **options)
+        resolve = getattr(dispatcher, "_resolve_target_options", None)
+        if resolve is not None:
+            resolve()
+        targetoptions = dict(dispatcher.targetoptions)
+        targetoptions["cc"] = tuple(cc)
+        targetoptions["__launch_config__"] = {"grid": grid, "block": block, "sharedmem": 0, "cluster": None}
+        cres = mlir_compiler.compile_mlir(pyfunc, types.none, tuple(argtypes), targetoptions=targetoptions)
+        optimize(cres)
+    return cres

@@ -1,0 +1,97 @@
+"""Compile a cuda.coop kernel to cubin for a chosen GPU, on a machine without one.
+
+``compile_cubin(kernel, argtypes, cc=(9, 0), block=128)`` runs the whole
+pipeline a launch would run (typing, provider generation, NVRTC, nvJitLink LTO)
+and returns the cubin with the post-LTO PTX, so tests and users can inspect the
+code with no driver.  Integer "argument types" are literal values: the kernel is
+specialized on them, as a launch specializes on an ``items_per_thread`` argument.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import _compat as C
+
+__all__ = ["compile_cubin", "KernelBinary", "find_nvdisasm"]
+
+
+@dataclass(frozen=True)
+class KernelBinary:
+    cubin: bytes
+    ptx: str  # post-LTO PTX (CUB wrappers inlined), "" when unavailable
+    cc: tuple
+    block: tuple
+    name: str
+
+    def sass(self) -> str:
+        """The SASS of the cubin, from ``nvdisasm`` (wheel ``nvidia-cuda-nvdisasm``)."""
+        tool = find_nvdisasm()
+        if tool is None:
+            raise FileNotFoundError("nvdisasm not found; pip install nvidia-cuda-nvdisasm")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "kernel.cubin"
+            path.write_bytes(self.cubin)
+            out = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=True)
+        return out.stdout
+
+    def shared_bytes(self) -> int:
+        """Bytes of static shared memory the PTX declares."""
+        total = 0
+        for m in re.finditer(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", self.ptx):
+            total += int(m.group(1))
+        return total
+
+
+def find_nvdisasm() -> str | None:
+    try:
+        from cuda import pathfinder
+
+        found = pathfinder.find_nvidia_binary_utility("nvdisasm")
+        if found:
+            return str(found)
+    except Exception:
+        pass
+    return shutil.which("nvdisasm")
+
+
+def _argtype(value):
+    from ._compat import typeof, types
+
+    if isinstance(value, types.Type):
+        return value
+    if isinstance(value, bool):
+        return types.literal(value)
+    if isinstance(value, int):
+        return types.literal(value)
+    return typeof(value)
+
+
+def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=1, **options) -> KernelBinary:
+    """Compile ``kernel`` for compute capability ``cc`` and launch block shape ``block``.
+
+    Parameters
+    ----------
+    kernel : a ``@cuda.jit`` kernel (numba-cuda-mlir) or its Python function
+    argtypes : sequence
+        Numba types, example values (NumPy arrays), or ints (literal values the
+        kernel is specialized on).
+    cc : (major, minor)
+    block, grid : int or tuple of up to 3 ints
+        The launch shape the kernel is specialized for.
+    """
+    pyfunc = getattr(kernel, "py_func", kernel)
+    block = (block,) if isinstance(block, int) else tuple(block)
+    grid = (grid,) if isinstance(grid, int) else tuple(grid)
+    block = block + (1,) * (3 - len(block))
+    grid = grid + (1,) * (3 - len(grid))
+    types_ = [_argtype(a) for a in argtypes]
+    cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, **options)
+    ptx = C.post_lto_ptx(cres) or ""
+    return KernelBinary(cubin=cres.metadata["cubin"], ptx=ptx, cc=tuple(cc), block=block,
+                        name=getattr(pyfunc, "__name__", "kernel"))

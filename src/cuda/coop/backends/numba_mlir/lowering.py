@@ -1,0 +1,292 @@
+"""Lowering of cuda.coop calls in numba-cuda-mlir kernels.
+
+The first cuda.coop operation lowered in a kernel plans the whole kernel: it
+collects every cooperative call from the typed IR, asks the launch
+configuration for the block shape, generates one provider per distinct call,
+compiles them all in one NVRTC translation unit (or takes it from the cache),
+places their scratch in shared memory and links the LTO-IR.  Each call then
+becomes a call to its ``extern "C"`` provider, which LTO inlines.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from ... import _groups
+from ..._diagnostics import raise_at
+from ..._errors import CoopError, UnknownBlockDimensionError
+from ..._payloads import TempStorage, ThreadData
+from ...core.build import arch_for_cc, build_providers
+from ...core.cpp import make_provider
+from ...core.storage import StorageUse, plan_storage
+from ...ops import _spec as spec
+from ...ops._registry import all_specs
+from . import _compat as C
+from .rewrite import HIDDEN_KEYWORDS, SITES
+from .types import GroupType, ThreadDataType, numba_type_of_dtype
+from .typing import GROUP_BY_KEY, plan_call
+
+types = C.types
+_region_counter = itertools.count()
+_KERNEL_STATE_ATTR = "_cuda_coop_kernel_state"
+_LTOIR_OBJECTS: dict = {}  # build key -> LTOIR link item (identity keeps link de-duplication exact)
+_STUBS = {s.stub: s for s in all_specs()}
+
+
+@dataclass
+class _Call:
+    target: str
+    plan: spec.CallPlan
+    site: int | None
+    temp_storage: spec.TempStorageArg | None
+    provider: object = None
+
+
+class KernelState:
+    """What the first cooperative call in a kernel decided for all of them."""
+
+    def __init__(self, lower):
+        self.calls: dict[str, _Call] = {}
+        self.region_types: dict = {}
+        self.placement: dict = {}
+        self.ltoir = None
+        self.build = None
+        self._plan(lower)
+
+    # -- collection -----------------------------------------------------------------
+    def _collect(self, lower):
+        typemap = lower.fndesc.typemap
+        for block in lower.func_ir.blocks.values():
+            for inst in block.body:
+                if not (isinstance(inst, C.ir.Assign) and isinstance(inst.value, C.ir.Expr)
+                        and inst.value.op == "call"):
+                    continue
+                expr = inst.value
+                fnty = typemap.get(expr.func.name)
+                if not isinstance(fnty, types.Function) or fnty.typing_key not in _STUBS:
+                    continue
+                argtys = [typemap[a.name] for a in expr.args]
+                kwtys = {k: typemap[v.name] for k, v in expr.kws}
+                site_ty = kwtys.get("_coop_site")
+                site = site_ty.literal_value if isinstance(site_ty, types.IntegerLiteral) else None
+                try:
+                    plan = plan_call(_STUBS[fnty.typing_key], argtys, kwtys)
+                except CoopError as exc:
+                    _raise_at_site(exc, site)
+                ts = None
+                if plan.temp_storage is not None:
+                    ts = _describe_kw(kwtys.get(plan.temp_storage))
+                self.calls[inst.target.name] = _Call(inst.target.name, plan, site, ts)
+
+    def _plan(self, lower):
+        self._collect(lower)
+        if not self.calls:
+            return
+        first = next(iter(self.calls.values()))
+        config = C.require_launch_config(lower)
+        if config is None:
+            where = "a device function" if C.is_device_compile(lower) else "this kernel"
+            exc = UnknownBlockDimensionError(
+                f"{first.plan.call}: the thread block shape is not known when compiling {where}; "
+                "cuda.coop specializes kernels per block shape. Launch it as kernel[grid, block](...), "
+                "or compile it with cuda.coop.numba_mlir.compile_cubin(kernel, argtypes, cc=..., "
+                "block=...); a device function that calls cuda.coop must be "
+                "@cuda.jit(device=True, inline='always')"
+            )
+            _raise_at_site(exc, first.site)
+        block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
+        chip = C.target_chip(lower)
+        m = re.match(r"sm_(\d+?)(\d)([a-z]?)$", chip)
+        cc = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        launch = spec.LaunchFacts(block=block, cc=cc)
+        providers = []
+        for call in self.calls.values():
+            auto_sync = True
+            if call.temp_storage is not None and call.temp_storage.auto_sync is False:
+                auto_sync = False
+            try:
+                call.provider = make_provider(call.plan, launch, auto_sync=auto_sync)
+            except CoopError as exc:
+                _raise_at_site(exc, call.site)
+            providers.append(call.provider)
+        unique = list({p.symbol: p for p in providers}.values())
+        self.build = build_providers(unique, chip if m else arch_for_cc(cc))
+        self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
+        if self.ltoir is None:
+            self.ltoir = C.LTOIR(self.build.ltoir, name=f"cuda_coop_{self.build.key[:16]}.ltoir")
+            _LTOIR_OBJECTS[self.build.key] = self.ltoir
+        self._place_storage(lower)
+        C.drop_unused_device_variables(lower)
+
+    def _place_storage(self, lower):
+        uses = []
+        for name, call in self.calls.items():
+            if not call.provider.has_storage:
+                continue
+            size, align = self.build.layouts[call.provider.symbol]
+            uses.append(StorageUse(call=name, label=call.plan.call, instance_bytes=size,
+                                   instance_align=align, instances=call.provider.storage_instances(),
+                                   temp_storage=call.temp_storage))
+        if not uses:
+            return
+        kernel_id = next(_region_counter)
+        try:
+            plan = plan_storage(uses, implicit_name=f"cuda_coop_scratch_{kernel_id}",
+                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}")
+        except CoopError as exc:
+            first = next(c for c in self.calls.values() if c.provider.has_storage)
+            _raise_at_site(exc, first.site)
+        self.placement = plan.placement
+        for region in plan.regions.values():
+            # At least 16-byte alignment: vectorized CUB exchanges use 128-bit accesses.
+            self.region_types[region.name] = C.workgroup_global(lower, region.name, region.size,
+                                                                max(region.align, 16))
+
+
+def _describe_kw(ty):
+    from .types import describe_type
+
+    d = describe_type(ty)
+    return d if isinstance(d, spec.TempStorageArg) else None
+
+
+def _raise_at_site(exc, site_id):
+    site = SITES.get(site_id)
+    if site is None:
+        raise exc
+    raise_at(exc, getattr(site.loc, "filename", None), getattr(site.loc, "line", None), site.function)
+
+
+def kernel_state(lower) -> KernelState:
+    state = getattr(lower, _KERNEL_STATE_ATTR, None)
+    if state is None:
+        state = KernelState(lower)
+        setattr(lower, _KERNEL_STATE_ATTR, state)
+    return state
+
+
+# ----------------------------------------------------------------------------------------
+# Operations
+# ----------------------------------------------------------------------------------------
+
+def _bound_vars(op_spec, args, kws):
+    import inspect
+
+    names = [p.name for p in op_spec.signature.parameters.values()
+             if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+    bound = dict(zip(names, args))
+    bound.update({k: v for k, v in kws if k not in HIDDEN_KEYWORDS})
+    return bound
+
+
+def _lower_operation(lower, target, args, kws, op_spec):
+    state = kernel_state(lower)
+    call = state.calls[target.name]
+    plan, provider = call.plan, call.provider
+    bound = _bound_vars(op_spec, args, kws)
+    operands, operand_types, results = [], [], []
+    ptr = C.llvm_pointer_type()
+    result_items = _flatten_results(plan.result)
+    for operand in plan.operands:
+        if operand.passing in ("array", "payload"):
+            value = lower.load_var(bound[operand.source])
+            operands.append(C.memref_data_pointer(value))
+            operand_types.append(ptr)
+        elif operand.passing == "value":
+            var = bound[operand.source]
+            src_ty = lower.get_numba_type(var.name)
+            dst_ty = numba_type_of_dtype(operand.dtype)
+            value = lower.load_var(var)
+            value = lower.lower_cast(types.unliteral(src_ty), dst_ty, value)
+            operands.append(value)
+            operand_types.append(C.mlir_type_of(lower, dst_ty))
+        elif operand.passing == "out":
+            index = 0 if operand.source == "result" else int(operand.source.split(".")[1])
+            res = result_items[index]
+            items = res.items if isinstance(res, spec.PayloadResult) else 1
+            array = C.local_array(lower, numba_type_of_dtype(res.dtype), items, 16)
+            results.append((res, array))
+            operands.append(C.memref_data_pointer(array))
+            operand_types.append(ptr)
+        else:  # pragma: no cover - a family declared an unknown passing mode
+            raise AssertionError(f"unknown operand passing {operand.passing!r}")
+    if provider.has_storage:
+        region, offset = state.placement[target.name]
+        base = C.workgroup_pointer(lower, region, state.region_types[region])
+        if offset:
+            base = C.pointer_plus_bytes(base, offset)
+        operands.append(base)
+        operand_types.append(ptr)
+    lower.link_external_item(state.ltoir)
+    C.call_void(lower, provider.symbol, operands, operand_types)
+    if plan.result is None:
+        return
+    values = []
+    for res, array in results:
+        if isinstance(res, spec.ScalarResult):
+            values.append(C.load_element0(lower, numba_type_of_dtype(res.dtype), array))
+        else:
+            values.append(array)
+    lower.store_var(target, values[0] if not isinstance(plan.result, spec.TupleResult) else tuple(values))
+
+
+def _flatten_results(result):
+    if result is None:
+        return []
+    if isinstance(result, spec.TupleResult):
+        return list(result.items)
+    return [result]
+
+
+def _register_operation(op_spec):
+    def builder(lower, target, args, kws):
+        _lower_operation(lower, target, args, kws, op_spec)
+
+    builder.__name__ = f"lower_coop_{op_spec.name}"
+    C.lowering_registry.lower(op_spec.stub, types.VarArg(types.Any))(builder)
+
+
+# ----------------------------------------------------------------------------------------
+# Descriptors and payloads
+# ----------------------------------------------------------------------------------------
+
+def _lower_this_block(lower, target, args, kws):
+    lower.store_var(target, _groups.BlockGroup())
+
+
+def _lower_this_warp(lower, target, args, kws):
+    lower.store_var(target, _groups.WarpGroup(32))
+
+
+def _lower_group_by(lower, target, args, kws):
+    ty = lower.get_numba_type(target.name)
+    lower.store_var(target, _groups.WarpGroup(ty.width))
+
+
+def _lower_thread_data(lower, target, args, kws):
+    ty = lower.get_numba_type(target.name)
+    alignment = max(ty.payload_alignment or 0, 16)
+    lower.store_var(target, C.local_array(lower, ty.dtype, ty.items, alignment))
+
+
+def _lower_temp_storage(lower, target, args, kws):
+    lower.store_var(target, lower.get_numba_type(target.name))
+
+
+def _lower_items_per_thread(context, lower, target, value, attr):
+    lower.store_var(target, lower.get_numba_type(value.name).items)
+
+
+def install():
+    """Register every lowering (called once by ``activate``)."""
+    for op_spec in all_specs():
+        _register_operation(op_spec)
+    any_args = types.VarArg(types.Any)
+    C.lowering_registry.lower(_groups.this_block, any_args)(_lower_this_block)
+    C.lowering_registry.lower(_groups.this_warp, any_args)(_lower_this_warp)
+    C.lowering_registry.lower(GROUP_BY_KEY, GroupType, any_args)(_lower_group_by)
+    C.lowering_registry.lower(ThreadData, any_args)(_lower_thread_data)
+    C.lowering_registry.lower(TempStorage, any_args)(_lower_temp_storage)
+    C.lowering_registry.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

@@ -1,0 +1,179 @@
+"""A before-inference rewrite that tags every cuda.coop call site.
+
+Numba types each call in isolation, but two facts need the whole function:
+
+- where a call is (errors point at the user's line; each ``TempStorage(...)``
+  constructor and each call using ``sharing="exclusive"`` storage is its own site);
+- the element type of a ``ThreadData(n)`` without ``dtype``, which comes from the
+  first ``coop.load`` source or ``coop.store`` destination that uses it.
+
+The rewrite adds hidden keywords to the calls: ``_coop_site=<id>`` everywhere,
+``_dtype_from=<array>`` to such ``ThreadData`` constructors (the array must be a
+kernel argument, or a slice of one, so it is defined before the payload), and
+records whether ``items_per_thread`` is a kernel argument so the typer can ask
+for it as a literal.  It also runs on the IR of ``inline="always"`` device
+functions before they are inlined.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+
+from ..._kernel_api import KernelConstructMeta, KernelFunction
+from ..._payloads import ThreadData
+from ._compat import Rewrite, ir, register_rewrite
+
+__all__ = ["SITES", "Site", "site_location", "HIDDEN_KEYWORDS"]
+
+HIDDEN_KEYWORDS = ("_coop_site", "_dtype_from")
+_DTYPE_DEFINERS = {"load": 1, "store": 1}  # op name -> positional index of the array
+
+
+@dataclass(frozen=True)
+class Site:
+    loc: object  # numba ir.Loc
+    name: str  # the called cuda.coop name
+    function: str  # the Python function that contains the call
+    items_per_thread_is_arg: bool = False
+
+
+SITES: dict[int, Site] = {}
+_counter = itertools.count(1)
+_lock = threading.Lock()
+
+
+def site_location(site_id):
+    site = SITES.get(site_id)
+    return site.loc if site is not None else None
+
+
+def _definition(func_ir, var):
+    try:
+        return func_ir.get_definition(var)
+    except Exception:
+        return None
+
+
+def _resolve_value(func_ir, var, depth=0):
+    """The Python object a variable holds, when it is a global/closure attribute chain."""
+    if depth > 8:
+        return None
+    d = _definition(func_ir, var)
+    if isinstance(d, (ir.Global, ir.FreeVar)):
+        return d.value
+    if isinstance(d, ir.Var):
+        return _resolve_value(func_ir, d, depth + 1)
+    if isinstance(d, ir.Expr) and d.op == "getattr":
+        base = _resolve_value(func_ir, d.value, depth + 1)
+        if base is not None:
+            return getattr(base, d.attr, None)
+    return None
+
+
+def _is_coop_callee(obj) -> bool:
+    return isinstance(obj, KernelFunction) or isinstance(obj, KernelConstructMeta)
+
+
+def _same_var(func_ir, a, b, depth=0) -> bool:
+    """Whether variable ``a`` is ``b`` or a plain copy of it."""
+    if a.name == b.name:
+        return True
+    if depth > 8:
+        return False
+    d = _definition(func_ir, a)
+    return isinstance(d, ir.Var) and _same_var(func_ir, d, b, depth + 1)
+
+
+def _arg_base(func_ir, var, depth=0):
+    """The kernel-argument variable ``var`` is, or is a slice of; else None."""
+    if depth > 8:
+        return None
+    d = _definition(func_ir, var)
+    if isinstance(d, ir.Arg):
+        return var
+    if isinstance(d, ir.Var):
+        return _arg_base(func_ir, d, depth + 1)
+    if isinstance(d, ir.Expr) and d.op in ("getitem", "static_getitem"):
+        return _arg_base(func_ir, d.value, depth + 1)
+    return None
+
+
+def _is_arg(func_ir, var, depth=0) -> bool:
+    d = _definition(func_ir, var)
+    if isinstance(d, ir.Arg):
+        return True
+    return isinstance(d, ir.Var) and depth < 8 and _is_arg(func_ir, d, depth + 1)
+
+
+def _dtype_source(func_ir, payload_var):
+    """The array of the first load/store that uses ``payload_var``, if usable."""
+    for label in sorted(func_ir.blocks):
+        for inst in func_ir.blocks[label].body:
+            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
+                    and inst.value.op == "call"):
+                continue
+            expr = inst.value
+            callee = _resolve_value(func_ir, expr.func)
+            if not isinstance(callee, KernelFunction) or callee.name not in _DTYPE_DEFINERS:
+                continue
+            if len(expr.args) < 3 or not _same_var(func_ir, expr.args[2], payload_var):
+                continue
+            return _arg_base(func_ir, expr.args[_DTYPE_DEFINERS[callee.name]])
+    return None
+
+
+@register_rewrite("before-inference")
+class TagCoopCallSites(Rewrite):
+    def __init__(self, state=None):
+        super().__init__(state)
+        self.state = state
+
+    def match(self, func_ir, block, typemap, calltypes):
+        self.func_ir = func_ir
+        self.block = block
+        self.todo = []
+        for inst in block.body:
+            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
+                    and inst.value.op == "call"):
+                continue
+            expr = inst.value
+            if any(name == "_coop_site" for name, _ in expr.kws):
+                continue
+            callee = _resolve_value(func_ir, expr.func)
+            if _is_coop_callee(callee):
+                self.todo.append((inst, callee))
+        return bool(self.todo)
+
+    def apply(self):
+        func_ir = self.func_ir
+        todo = {id(inst): callee for inst, callee in self.todo}
+        body = []
+        scope = self.block.scope
+        fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
+        for inst in self.block.body:
+            callee = todo.get(id(inst))
+            if callee is not None:
+                expr = inst.value
+                ipt_is_arg = False
+                if callee is ThreadData:
+                    ipt = expr.args[0] if expr.args else dict(expr.kws).get("items_per_thread")
+                    ipt_is_arg = ipt is not None and _is_arg(func_ir, ipt)
+                    has_dtype = len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)
+                    if not has_dtype:
+                        source = _dtype_source(func_ir, inst.target)
+                        if source is not None:
+                            expr.kws = list(expr.kws) + [("_dtype_from", source)]
+                name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
+                with _lock:
+                    site_id = next(_counter)
+                    SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg)
+                var = ir.Var(scope, f"$coop_site.{site_id}", inst.loc)
+                body.append(ir.Assign(ir.Const(site_id, inst.loc), var, inst.loc))
+                func_ir._definitions[var.name] = [ir.Const(site_id, inst.loc)]
+                expr.kws = list(expr.kws) + [("_coop_site", var)]
+            body.append(inst)
+        self.block.body = body
+        return self.block
+

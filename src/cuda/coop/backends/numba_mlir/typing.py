@@ -1,0 +1,329 @@
+"""Typing of cuda.coop calls in numba-cuda-mlir kernels.
+
+Operations are typed generically: the call's Numba types become descriptors, the
+family's ``plan`` validates them and decides the result, and the template
+returns that result's type.  Errors are cuda-coop exceptions raised at the
+user's line (they are not NumbaErrors, so numba lets them through unchanged).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from ... import _groups
+from ..._diagnostics import raise_at
+from ..._dtypes import normalize_dtype
+from ..._errors import (
+    CoopError,
+    InvalidArgumentTypeError,
+    MissingArgumentError,
+    NonConstantArgumentError,
+    UnknownDtypeError,
+)
+from ..._payloads import SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread
+from ...ops import _spec as spec
+from ...ops._registry import all_specs
+from ._compat import AbstractTemplate, AttributeTemplate, ForceLiteralArg, signature, types
+from .rewrite import HIDDEN_KEYWORDS, SITES
+from .types import GroupType, TempStorageType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
+
+__all__ = ["function_types", "plan_call", "bind_descriptors"]
+
+
+def _site_of(kws):
+    ty = kws.get("_coop_site")
+    if isinstance(ty, types.IntegerLiteral):
+        return ty.literal_value
+    return None
+
+
+def _raise_located(exc: CoopError, site_id):
+    site = SITES.get(site_id)
+    if site is None:
+        raise exc
+    loc = site.loc
+    raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), site.function)
+
+
+class CoopTemplate(AbstractTemplate):
+    # Literal argument types first: items_per_thread, selectors and the hidden
+    # call-site id are only meaningful as literals.
+    prefer_literal = True
+
+
+def located(fn):
+    """Run a typer; re-raise cuda-coop errors at the call's source line."""
+
+    @functools.wraps(fn)
+    def wrapper(self, args, kws):
+        try:
+            return fn(self, args, kws)
+        except CoopError as exc:
+            _raise_located(exc, _site_of(kws))
+
+    return wrapper
+
+
+# ----------------------------------------------------------------------------------------
+# Operations (generic over OpSpec)
+# ----------------------------------------------------------------------------------------
+
+def bind_descriptors(op_spec, arg_descs, kw_descs):
+    """Bind descriptors to the stub's signature, with cuda-coop errors for bad calls."""
+    call = f"coop.{op_spec.name}()"
+    sig = op_spec.signature
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+    keywords = {p.name: p for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY}
+    if len(arg_descs) > len(positional):
+        extra = len(arg_descs) - len(positional)
+        first_kw = next(iter(keywords), None)
+        raise InvalidArgumentTypeError(
+            f"{call}: takes {len(positional)} positional operands ("
+            + ", ".join(p.name for p in positional)
+            + f") but got {len(arg_descs)}; pass controls by keyword"
+            + (f", e.g. {first_kw}=..." if first_kw else "")
+            + (f" ({extra} extra)" if extra else "")
+        )
+    for name in kw_descs:
+        if name in keywords:
+            continue
+        if name in {p.name for p in positional}:
+            raise InvalidArgumentTypeError(
+                f"{call}: {name} is a positional operand; pass it by position, not as {name}=..."
+            )
+        raise InvalidArgumentTypeError(
+            f"{call}: unexpected keyword {name}=; the controls are " + ", ".join(keywords)
+        )
+    if len(arg_descs) < len(positional):
+        missing = [p.name for p in positional[len(arg_descs):]]
+        raise MissingArgumentError(f"{call}: missing operand(s) {', '.join(missing)}")
+    return tuple(arg_descs), {k: kw_descs.get(k, spec.OMITTED) for k in keywords}
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan_cached(op_name, arg_descs, kw_items):
+    op_spec = _SPECS_BY_NAME[op_name]
+    return op_spec.plan(*arg_descs, **dict(kw_items))
+
+
+def plan_call(op_spec, argtys, kwtys) -> spec.CallPlan:
+    """The CallPlan of a call with these Numba argument types (memoized)."""
+    kwtys = {k: v for k, v in kwtys.items() if k not in HIDDEN_KEYWORDS}
+    arg_descs = [describe_type(t) for t in argtys]
+    kw_descs = {k: describe_type(t) for k, t in kwtys.items()}
+    args, kws = bind_descriptors(op_spec, arg_descs, kw_descs)
+    try:
+        return _plan_cached(op_spec.name, args, tuple(sorted(kws.items())))
+    except TypeError as exc:
+        if isinstance(exc, CoopError):
+            raise
+        # An unhashable descriptor (a device function handle): plan without memoizing.
+        return op_spec.plan(*args, **kws)
+
+
+_SPECS_BY_NAME = {s.name: s for s in all_specs()}
+
+
+def _op_template(op_spec):
+    class CoopOpTemplate(CoopTemplate):
+        key = op_spec.stub
+
+        @located
+        def generic(self, args, kws):
+            plan = plan_call(op_spec, args, kws)
+            return signature(result_type(plan.result), *args, *kws.values())
+
+    CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
+    return CoopOpTemplate
+
+
+# ----------------------------------------------------------------------------------------
+# Groups
+# ----------------------------------------------------------------------------------------
+
+class ThisBlockTemplate(CoopTemplate):
+    key = _groups.this_block
+
+    @located
+    def generic(self, args, kws):
+        _no_args("coop.this_block()", args, kws)
+        return signature(GroupType("block", 0), *kws.values())
+
+
+class ThisWarpTemplate(CoopTemplate):
+    key = _groups.this_warp
+
+    @located
+    def generic(self, args, kws):
+        _no_args("coop.this_warp()", args, kws)
+        return signature(GroupType("warp", 32), *kws.values())
+
+
+def _no_args(call, args, kws):
+    extra = [k for k in kws if k not in HIDDEN_KEYWORDS]
+    if args or extra:
+        raise InvalidArgumentTypeError(f"{call}: takes no arguments; the launch configuration defines the group")
+
+
+GROUP_BY_KEY = "cuda.coop.WarpGroup.group_by"
+
+
+class GroupByTemplate(CoopTemplate):
+    key = GROUP_BY_KEY
+
+    def generic(self, args, kws):
+        this = self.this
+        call = "coop.this_warp().group_by()"
+        if this.kind != "warp" or this.width != 32:
+            raise _groups.InvalidGroupWidthError(
+                f"{call}: group_by() applies to coop.this_warp(), not to {this.descriptor().label}"
+            )
+        if kws or len(args) != 1:
+            raise InvalidArgumentTypeError(f"{call}: takes one argument, the logical warp width")
+        (width,) = args
+        if not isinstance(width, types.IntegerLiteral):
+            raise NonConstantArgumentError(
+                f"{call}: width must be a compile-time constant (1, 2, 4, 8, 16 or 32); use a literal, "
+                "a module constant or a closure value"
+            )
+        w = _groups.check_warp_width(int(width.literal_value))
+        return signature(GroupType("warp", w), *args)
+
+
+class GroupAttributes(AttributeTemplate):
+    key = GroupType
+
+    def resolve_group_by(self, ty):
+        template = type("GroupByBound", (GroupByTemplate,), {"this": ty})
+        return types.BoundFunction(template, ty)
+
+
+# ----------------------------------------------------------------------------------------
+# ThreadData and TempStorage
+# ----------------------------------------------------------------------------------------
+
+def _bind_stub(call, pyfunc, args, kws):
+    kws = {k: v for k, v in kws.items() if k not in HIDDEN_KEYWORDS}
+    try:
+        return inspect.signature(pyfunc).bind(None, *args, **kws).arguments
+    except TypeError as exc:
+        raise InvalidArgumentTypeError(f"{call}: {exc}") from None
+
+
+def _literal_int_or_none(call, label, ty, check):
+    if ty is None or isinstance(ty, (types.NoneType, types.Omitted)):
+        return None
+    if isinstance(ty, types.IntegerLiteral):
+        return check(int(ty.literal_value))
+    raise NonConstantArgumentError(f"{call}: {label} must be a compile-time constant integer or None")
+
+
+def _dtype_of_type(call, label, ty):
+    d = describe_type(ty)
+    if isinstance(d, spec.DtypeArg):
+        return d.dtype
+    if isinstance(d, spec.StringArg) and d.value is not None:
+        return normalize_dtype(d.value, label=label)
+    if isinstance(d, (spec.NoneArg,)) or d is spec.OMITTED:
+        return None
+    if isinstance(ty, types.NumberClass) or isinstance(ty, types.DType):
+        return normalize_dtype(str(getattr(ty, "instance_type", ty)), label=label)
+    raise InvalidArgumentTypeError(
+        f"{call}: {label}={spec.describe(d)} is not a dtype; pass e.g. np.int32 or 'float32'"
+    )
+
+
+class ThreadDataTemplate(CoopTemplate):
+    key = ThreadData
+
+    @located
+    def generic(self, args, kws):
+        call = "coop.ThreadData()"
+        bound = _bind_stub(call, ThreadData.__init__, args, kws)
+        ipt = bound.get("items_per_thread")
+        if isinstance(ipt, types.IntegerLiteral):
+            items = check_items_per_thread(int(ipt.literal_value))
+        elif isinstance(ipt, types.Integer):
+            site = SITES.get(_site_of(kws))
+            if site is not None and site.items_per_thread_is_arg:
+                # A kernel argument: ask the dispatcher to specialize on its value.
+                raise ForceLiteralArg({0}, fold_arguments=lambda a, k: tuple(a) + tuple(k.values()))
+            raise NonConstantArgumentError(
+                f"{call}: items_per_thread is computed in the kernel but must be known at compile "
+                "time; use a literal, a module constant, a closure value or a kernel argument "
+                "(the kernel is then specialized per value)"
+            )
+        else:
+            raise InvalidArgumentTypeError(
+                f"{call}: items_per_thread={ipt} must be a positive int known at compile time"
+            )
+        dtype = _dtype_of_type(call, "dtype", bound.get("dtype"))
+        if dtype is None:
+            source = kws.get("_dtype_from")
+            if isinstance(source, types.Array):
+                d = describe_type(source)
+                if d.dtype is None:
+                    raise UnknownDtypeError(
+                        f"{call}: the element type {source.dtype} of the array loaded into this "
+                        "payload is not supported; pass dtype= explicitly"
+                    )
+                dtype = d.dtype
+            else:
+                raise UnknownDtypeError(
+                    f"{call}: dtype is omitted and cannot be inferred (no coop.load() source or "
+                    "coop.store() destination that is a kernel argument uses this payload); pass "
+                    "dtype=, e.g. coop.ThreadData(4, dtype=np.float32)"
+                )
+        alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
+                                         lambda a: check_alignment(a, call=call))
+        return signature(ThreadDataType(numba_type_of_dtype(dtype), items, alignment), *args, *kws.values())
+
+
+class TempStorageTemplate(CoopTemplate):
+    key = TempStorage
+
+    @located
+    def generic(self, args, kws):
+        call = "coop.TempStorage()"
+        site = _site_of(kws)
+        bound = _bind_stub(call, TempStorage.__init__, args, kws)
+        size = _literal_int_or_none(call, "size_in_bytes", bound.get("size_in_bytes"),
+                                    lambda s: TempStorage(s).size_in_bytes)
+        alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
+                                         lambda a: check_alignment(a, call=call))
+        auto_sync = bound.get("auto_sync")
+        if auto_sync is None or isinstance(auto_sync, (types.NoneType, types.Omitted)):
+            auto_sync = None
+        elif isinstance(auto_sync, types.BooleanLiteral):
+            auto_sync = bool(auto_sync.literal_value)
+        else:
+            raise NonConstantArgumentError(f"{call}: auto_sync must be a compile-time True, False or None")
+        sharing = bound.get("sharing")
+        if sharing is None or isinstance(sharing, types.Omitted):
+            sharing = "shared"
+        elif isinstance(sharing, types.StringLiteral):
+            sharing = TempStorage(sharing=sharing.literal_value).sharing
+        else:
+            raise NonConstantArgumentError(
+                f"{call}: sharing must be a compile-time string: " + " or ".join(map(repr, SHARING_MODES))
+            )
+        return signature(TempStorageType(site, size, alignment, auto_sync, sharing), *args, *kws.values())
+
+
+class ThreadDataAttributes(AttributeTemplate):
+    key = ThreadDataType
+
+    def resolve_items_per_thread(self, ty):
+        return types.IntegerLiteral(ty.items)
+
+
+def function_types():
+    """Map each kernel-callable object to its Numba function type."""
+    mapping = {spec_.stub: types.Function(_op_template(spec_)) for spec_ in all_specs()}
+    mapping[_groups.this_block] = types.Function(ThisBlockTemplate)
+    mapping[_groups.this_warp] = types.Function(ThisWarpTemplate)
+    mapping[ThreadData] = types.Function(ThreadDataTemplate)
+    mapping[TempStorage] = types.Function(TempStorageTemplate)
+    return mapping

@@ -1,0 +1,172 @@
+"""Compile a kernel's providers: one NVRTC translation unit to LTO-IR, plus layouts.
+
+Scratch sizes are read from the compiled code, not from a GPU run and not from a
+second NVRTC compile: each storage-bearing provider defines a ``{sizeof, alignof}``
+global, and nvJitLink turns the LTO-IR alone into PTX (tens of milliseconds) where
+those globals appear as initialized constants.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import _env
+from .._errors import ProviderCompileError
+from .._version import __version__
+from .cache import SCHEMA, CacheEntry, provider_cache
+from .cpp import PROVIDER_ABI_VERSION, Provider, render_translation_unit
+from .toolchain import toolchain
+
+__all__ = ["BuildResult", "build_providers", "NVRTC_OPTIONS", "arch_for_cc"]
+
+ISSUES_URL = "https://github.com/cuda-coop/cuda-coop/issues"
+
+# Half-precision support is compiled out: cuda-coop payloads never use it, and
+# skipping those headers saves about a tenth of the NVRTC time.
+NVRTC_OPTIONS = (
+    "-std=c++17",
+    "-rdc=true",
+    "-dlto",
+    "-DCCCL_DISABLE_BF16_SUPPORT",
+    "-DCCCL_DISABLE_FP16_SUPPORT",
+)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    key: str
+    ltoir: bytes
+    layouts: dict  # provider symbol -> (size, align) of one TempStorage instance
+    source: str
+    cache: str  # "memory" | "disk" | "compiled"
+    nvrtc_seconds: float
+
+
+def arch_for_cc(cc) -> str:
+    major, minor = cc
+    return f"sm_{major}{minor}"
+
+
+def _options(arch: str, include_dirs) -> list:
+    return [*NVRTC_OPTIONS, f"-arch={arch}", *[f"-I{d}" for d in include_dirs]]
+
+
+def build_providers(providers, arch: str) -> BuildResult:
+    tc = toolchain()
+    source = render_translation_unit(providers)
+    options = _options(arch, tc.cccl_include_dirs)
+    key = hashlib.sha256("\n".join([
+        f"schema={SCHEMA}", f"abi={PROVIDER_ABI_VERSION}", f"cuda-coop={__version__}",
+        f"arch={arch}", tc.identity(), *options, source,
+    ]).encode()).hexdigest()
+    _maybe_dump(key, source)
+    cache = provider_cache()
+    entry, origin = cache.get(key)
+    if entry is not None:
+        return BuildResult(key, entry.ltoir, entry.layouts, source, origin, entry.nvrtc_seconds)
+    t0 = time.perf_counter()
+    ltoir = _nvrtc_compile(source, options, key)
+    nvrtc_seconds = time.perf_counter() - t0
+    storage_symbols = [p.layout_symbol for p in providers if p.has_storage]
+    layouts = _read_layouts(ltoir, arch, storage_symbols) if storage_symbols else {}
+    layouts = {sym[: -len("_layout")]: v for sym, v in layouts.items()}
+    entry = CacheEntry(key=key, ltoir=ltoir, layouts=layouts, nvrtc_seconds=nvrtc_seconds,
+                       meta={"arch": arch, "toolchain": tc.describe()})
+    cache.put(entry)
+    return BuildResult(key, ltoir, layouts, source, "compiled", nvrtc_seconds)
+
+
+def _maybe_dump(key: str, source: str) -> None:
+    directory = _env.source_dump_dir()
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"cuda_coop_{key[:16]}.cu").write_text(source)
+    except OSError:
+        pass
+
+
+def _nvrtc_compile(source: str, options, key: str) -> bytes:
+    from cuda.bindings import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"cuda_coop_{key[:16]}.cu".encode(), 0, [], [])
+    _check(err, "nvrtcCreateProgram")
+    try:
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            err, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            saved = Path(tempfile.gettempdir()) / f"cuda_coop_failed_{key[:16]}.cu"
+            try:
+                saved.write_text(source)
+            except OSError:
+                saved = Path("<not saved>")
+            raise ProviderCompileError(
+                "NVRTC rejected the C++ that cuda-coop generated; this is a cuda-coop bug (or an "
+                f"unsupported CCCL: {toolchain().describe()}). The source is saved at {saved}; please "
+                f"report it at {ISSUES_URL} with this log:\n"
+                + log.decode(errors="replace").rstrip("\x00 \n")
+            )
+        err, size = nvrtc.nvrtcGetLTOIRSize(prog)
+        _check(err, "nvrtcGetLTOIRSize")
+        buf = b" " * size
+        (err,) = nvrtc.nvrtcGetLTOIR(prog, buf)
+        _check(err, "nvrtcGetLTOIR")
+        return bytes(buf)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _check(err, what):
+    from cuda.bindings import nvrtc
+
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise ProviderCompileError(f"{what} failed: {err}")
+
+
+_LAYOUT_RE = re.compile(
+    r"\.global\s+\.align\s+\d+\s+\.u64\s+(\w+_layout)\[2\]\s*=\s*\{\s*(\d+)\s*,\s*(\d+)\s*\}"
+)
+
+
+def _read_layouts(ltoir: bytes, arch: str, symbols) -> dict:
+    """Link the LTO-IR alone to PTX and read the ``_layout`` constants."""
+    from cuda.bindings import nvjitlink
+
+    handle = nvjitlink.create(3, [f"-arch={arch}", "-lto", "-ptx"])
+    try:
+        nvjitlink.add_data(handle, nvjitlink.InputType.LTOIR, ltoir, len(ltoir), "cuda_coop")
+        try:
+            nvjitlink.complete(handle)
+        except Exception as exc:
+            size = nvjitlink.get_error_log_size(handle)
+            log = bytearray(size)
+            nvjitlink.get_error_log(handle, log)
+            raise ProviderCompileError(
+                f"nvJitLink could not read back provider layouts ({exc}); this is a cuda-coop bug:\n"
+                + log.decode(errors="replace")
+            ) from None
+        size = nvjitlink.get_linked_ptx_size(handle)
+        ptx = bytearray(size)
+        nvjitlink.get_linked_ptx(handle, ptx)
+    finally:
+        nvjitlink.destroy(handle)
+    found = {m.group(1): (int(m.group(2)), int(m.group(3)))
+             for m in _LAYOUT_RE.finditer(ptx.decode(errors="replace"))}
+    missing = [s for s in symbols if s not in found]
+    if missing:
+        raise ProviderCompileError(
+            f"provider layouts {missing} are missing from the linked PTX; this is a cuda-coop bug"
+        )
+    return {s: found[s] for s in symbols}
+
+
+def provider_summary(providers: list[Provider]) -> str:
+    return ", ".join(p.symbol for p in providers)

@@ -1,0 +1,203 @@
+"""The toolkit cuda-coop compiles with: NVRTC, nvJitLink and the CCCL headers.
+
+All three must come from one CUDA major: NVRTC 12.x with CCCL 2.x, NVRTC 13.x
+with CCCL 3.x.  cuda-pathfinder finds the CCCL headers of the environment (the
+``nvidia-cuda-cccl`` wheel, a conda ``cuda-cccl``, then ``CUDA_HOME`` and the
+system toolkit).  A machine with a system CUDA 13 and a CUDA 12 environment is
+the trap this module exists for: pathfinder may fall back to the system's CCCL 3,
+which NVRTC 12 cannot compile, or which silently tests the wrong headers.  Such
+a mismatch is an error, never a fallback.  ``CUDA_COOP_CCCL_ROOT`` points at
+other CCCL headers on purpose and skips the major-version check.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import _env
+from .._errors import HeaderResolutionError, ToolkitMismatchError
+
+__all__ = ["Toolchain", "toolchain", "parse_cccl_version", "cccl_include_dirs_for_root"]
+
+_VERSION_H = Path("cuda") / "std" / "__cccl" / "version.h"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    nvrtc_version: tuple
+    nvjitlink_version: tuple
+    cccl_version: tuple  # (major, minor, patch)
+    cccl_include_dirs: tuple  # of str, in search order
+    cccl_found_via: str
+    nvrtc_path: str
+
+    @property
+    def cuda_major(self) -> int:
+        return self.nvrtc_version[0]
+
+    @property
+    def cccl_version_str(self) -> str:
+        return ".".join(map(str, self.cccl_version))
+
+    def identity(self) -> str:
+        """Everything about the toolkit that can change generated code (cache key part)."""
+        parts = [
+            f"nvrtc={self.nvrtc_version}",
+            f"nvjitlink={self.nvjitlink_version}",
+            f"cccl={self.cccl_version}",
+            f"cccl_dirs={self.cccl_include_dirs}",
+            f"cccl_stamp={_version_header_stamp(self.cccl_include_dirs)}",
+        ]
+        return "\n".join(parts)
+
+    def describe(self) -> str:
+        return (f"NVRTC {'.'.join(map(str, self.nvrtc_version))}, nvJitLink "
+                f"{'.'.join(map(str, self.nvjitlink_version))}, CCCL {self.cccl_version_str} "
+                f"({self.cccl_include_dirs[0]}, found via {self.cccl_found_via})")
+
+
+def parse_cccl_version(include_dir) -> tuple:
+    path = Path(include_dir) / _VERSION_H
+    try:
+        text = path.read_text()
+    except OSError:
+        raise HeaderResolutionError(
+            f"no CCCL version header at {path}; the directory is not a CCCL include root"
+        ) from None
+    m = re.search(r"#\s*define\s+CCCL_VERSION\s+(\d+)", text)
+    if not m:
+        raise HeaderResolutionError(f"{path} does not define CCCL_VERSION")
+    n = int(m.group(1))
+    return (n // 1000000, (n // 1000) % 1000, n % 1000)
+
+
+def _version_header_stamp(dirs) -> str:
+    # The version header's content and size stand for the header tree: hashing
+    # 27 MB of headers per process would cost more than an NVRTC compile.
+    for d in dirs:
+        p = Path(d) / _VERSION_H
+        if p.is_file():
+            return hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    return "none"
+
+
+def cccl_include_dirs_for_root(root: Path) -> tuple:
+    """Include dirs for a CCCL root: an include dir, or a CCCL source checkout."""
+    root = Path(root)
+    candidates = [
+        (root,),
+        (root / "include",),
+        (root / "include" / "cccl",),
+        (root / "libcudacxx" / "include", root / "cub", root / "thrust"),  # source checkout
+    ]
+    for dirs in candidates:
+        if all(d.is_dir() for d in dirs) and any((d / _VERSION_H).is_file() for d in dirs) and any(
+            (d / "cub" / "block" / "block_load.cuh").is_file() for d in dirs
+        ):
+            return tuple(str(d) for d in dirs)
+    raise HeaderResolutionError(
+        f"CUDA_COOP_CCCL_ROOT={str(root)!r} is not a CCCL include root (expected "
+        "cub/block/block_load.cuh and cuda/std/__cccl/version.h under it, under include/, or a "
+        "CCCL source checkout); fix the path or unset the variable"
+    )
+
+
+def _nvrtc_version() -> tuple:
+    from cuda.bindings import nvrtc
+
+    err, major, minor = nvrtc.nvrtcVersion()
+    return (int(major), int(minor))
+
+
+def _nvjitlink_version() -> tuple:
+    from cuda.bindings import nvjitlink
+
+    major, minor = nvjitlink.version()
+    return (int(major), int(minor))
+
+
+def _nvrtc_path() -> str:
+    try:
+        from cuda import pathfinder
+
+        return str(pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path)
+    except Exception:  # pragma: no cover - informational only
+        return "?"
+
+
+def _expected_cccl_major(cuda_major: int) -> int:
+    # The CCCL that ships with each toolkit: CUDA 12.x -> CCCL 2.x, CUDA 13.x -> 3.x.
+    return cuda_major - 10
+
+
+@functools.lru_cache(maxsize=1)
+def _toolchain_cached(override: str | None) -> Toolchain:
+    nvrtc_version = _nvrtc_version()
+    nvjitlink_version = _nvjitlink_version()
+    if nvjitlink_version[0] != nvrtc_version[0]:
+        raise ToolkitMismatchError(
+            f"NVRTC {nvrtc_version[0]}.{nvrtc_version[1]} and nvJitLink "
+            f"{nvjitlink_version[0]}.{nvjitlink_version[1]} come from different CUDA majors; install "
+            f"one toolkit (pip install 'cuda-coop[numba-cuda-mlir-cu{nvrtc_version[0]}]')"
+        )
+    if override:
+        dirs = cccl_include_dirs_for_root(Path(override))
+        found_via = "CUDA_COOP_CCCL_ROOT"
+        cccl = parse_cccl_version(next(d for d in dirs if (Path(d) / _VERSION_H).is_file()))
+    else:
+        try:
+            from cuda import pathfinder
+
+            located = pathfinder.locate_nvidia_header_directory("cccl")
+        except Exception as exc:  # pathfinder raises its own error types
+            raise HeaderResolutionError(f"cuda-pathfinder could not locate the CCCL headers: {exc}") from exc
+        if located is None:
+            raise HeaderResolutionError(
+                "no CCCL headers found; install the toolkit's headers with "
+                f"pip install 'cuda-coop[numba-cuda-mlir-cu{nvrtc_version[0]}]' (or conda's cuda-cccl), "
+                "or set CUDA_COOP_CCCL_ROOT"
+            )
+        dirs = (str(located.abs_path),)
+        found_via = str(getattr(located, "found_via", "?"))
+        cccl = parse_cccl_version(dirs[0])
+        expected = _expected_cccl_major(nvrtc_version[0])
+        if cccl[0] != expected:
+            raise ToolkitMismatchError(
+                f"NVRTC is CUDA {nvrtc_version[0]}.{nvrtc_version[1]} but the CCCL headers found are "
+                f"{'.'.join(map(str, cccl))} at {dirs[0]} (found via {found_via}), which belong to "
+                f"CUDA {cccl[0] + 10}; cuda-coop refuses to mix toolkits. Install the CCCL of CUDA "
+                f"{nvrtc_version[0]} (pip install 'cuda-coop[numba-cuda-mlir-cu{nvrtc_version[0]}]', "
+                f"or conda's cuda-cccl with cuda-version {nvrtc_version[0]}.*), or point "
+                "CUDA_COOP_CCCL_ROOT at the CCCL you mean to use"
+            )
+    return Toolchain(
+        nvrtc_version=nvrtc_version,
+        nvjitlink_version=nvjitlink_version,
+        cccl_version=cccl,
+        cccl_include_dirs=dirs,
+        cccl_found_via=found_via,
+        nvrtc_path=_nvrtc_path(),
+    )
+
+
+def toolchain() -> Toolchain:
+    """The toolchain of this process (resolved once per CUDA_COOP_CCCL_ROOT value)."""
+    override = _env.cccl_root_override()
+    return _toolchain_cached(str(override) if override else None)
+
+
+def clear_toolchain_cache() -> None:
+    _toolchain_cached.cache_clear()
+
+
+def environment_summary() -> str:
+    """One line for test logs and bug reports."""
+    try:
+        return toolchain().describe()
+    except Exception as exc:
+        return f"toolchain unavailable: {exc}"
+

@@ -1,0 +1,289 @@
+"""Validators shared by the operation families.
+
+Each takes the call's name (``"coop.load()"``) and the argument's label, so the
+message can name the call, the argument, its value, what is allowed and the fix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import SUPPORTED_DTYPES, dtype_names, is_integer
+from .._errors import (
+    ConflictingArgumentsError,
+    DtypeMismatchError,
+    InvalidAlgorithmError,
+    InvalidArgumentTypeError,
+    InvalidArgumentValueError,
+    InvalidGroupError,
+    MissingArgumentError,
+    NonConstantArgumentError,
+    TempStorageError,
+    UnknownDtypeError,
+    UnsupportedAlgorithmForGroupError,
+    UnsupportedDtypeError,
+)
+from ..ops._spec import (
+    OMITTED,
+    AlgorithmSpec,
+    ArrayArg,
+    DeviceFunctionArg,
+    GroupArg,
+    NoneArg,
+    PayloadArg,
+    ScalarArg,
+    StringArg,
+    TempStorageArg,
+    describe,
+)
+
+__all__ = [
+    "is_given", "require_group", "choose", "choose_algorithm", "require_array", "require_payload",
+    "resolve_payload_dtype", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
+    "optional_temp_storage", "require_given_together", "require_literal_int", "optional_literal_int",
+    "require_numeric_operand",
+]
+
+
+def is_given(arg) -> bool:
+    return arg is not OMITTED and not isinstance(arg, NoneArg)
+
+
+def _choices(names) -> str:
+    names = [repr(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
+    if not isinstance(group, GroupArg):
+        raise InvalidGroupError(
+            f"{call}: group={describe(group)} is not a cooperative group; pass "
+            "coop.this_block(), coop.this_warp() or coop.this_warp().group_by(width) "
+            "as the first argument"
+        )
+    if group.kind not in kinds:
+        allowed = {"block": "coop.this_block()", "warp": "coop.this_warp() (or a logical warp)"}
+        raise InvalidGroupError(
+            f"{call}: group={group.label} is not supported; use "
+            + " or ".join(allowed[k] for k in kinds)
+        )
+    return group
+
+
+def choose(call: str, label: str, arg, choices, default=None) -> str:
+    """Normalize a lowercase string selector and check it is one of ``choices``."""
+    if not is_given(arg):
+        if default is None:
+            raise MissingArgumentError(f"{call}: {label} is required; choose {_choices(choices)}")
+        return default
+    if not isinstance(arg, StringArg):
+        raise InvalidAlgorithmError(
+            f"{call}: {label}={describe(arg)} must be a string; choose {_choices(choices)}"
+        )
+    if arg.value is None:
+        raise NonConstantArgumentError(
+            f"{call}: {label} must be a compile-time constant string; choose {_choices(choices)}"
+        )
+    value = arg.value.strip().lower().replace("-", "_")
+    if value not in choices:
+        raise InvalidAlgorithmError(
+            f"{call}: {label}={arg.value!r} is not a valid {label}; choose {_choices(choices)}"
+        )
+    return value
+
+
+def choose_algorithm(call: str, arg, group: GroupArg, tables: dict, default: str) -> AlgorithmSpec:
+    """Pick an AlgorithmSpec from ``tables[group.kind]``, reporting algorithms of other groups."""
+    table = tables[group.kind]
+    every = {}
+    for t in tables.values():
+        every.update(t)
+    if not is_given(arg):
+        return table[default]
+    if isinstance(arg, StringArg) and arg.value is not None:
+        value = arg.value.strip().lower().replace("-", "_")
+        if value not in table and value in every:
+            kind = "block" if group.kind == "block" else "warp"
+            raise UnsupportedAlgorithmForGroupError(
+                f"{call}: algorithm={arg.value!r} is not a {kind} algorithm for group={group.label}; "
+                f"choose {_choices(table)}"
+            )
+    return table[choose(call, "algorithm", arg, tuple(table), default)]
+
+
+def require_array(call: str, label: str, arg) -> ArrayArg:
+    if not isinstance(arg, ArrayArg):
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} must be a 1-D contiguous array (a kernel array "
+            "argument or a slice of one)"
+        )
+    if arg.ndim != 1:
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} has {arg.ndim} dimensions; pass a 1-D array "
+            "(e.g. a flattened view or a row slice)"
+        )
+    if not arg.contiguous:
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} is not contiguous; pass a C-contiguous array"
+        )
+    if arg.dtype is None or arg.dtype not in SUPPORTED_DTYPES:
+        raise UnsupportedDtypeError(
+            f"{call}: {label} has element type {arg.type_name or arg.dtype}, which is not supported; "
+            f"use one of {dtype_names()}"
+        )
+    return arg
+
+
+def require_payload(call: str, label: str, arg, *, allow_scalar=False):
+    if isinstance(arg, PayloadArg):
+        if arg.dtype is not None and arg.dtype not in SUPPORTED_DTYPES:
+            raise UnsupportedDtypeError(
+                f"{call}: {label} has dtype {arg.dtype}, which is not supported; use one of {dtype_names()}"
+            )
+        return arg
+    if allow_scalar and isinstance(arg, ScalarArg):
+        require_numeric_operand(call, label, arg)
+        return arg
+    what = "a coop.ThreadData payload" + (" or a scalar" if allow_scalar else "")
+    raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be {what}")
+
+
+def resolve_payload_dtype(call: str, payload_label: str, payload, array_label: str, array: ArrayArg):
+    """The payload's dtype, inferred from the array when the payload has none."""
+    if payload.dtype is None:
+        return array.dtype
+    if payload.dtype != array.dtype:
+        raise DtypeMismatchError(
+            f"{call}: {payload_label} has dtype {payload.dtype.name} but {array_label} has "
+            f"dtype {array.dtype.name}; they must match: create the payload with "
+            f"coop.ThreadData(n, dtype=np.{array.dtype.name}) or omit dtype to infer it"
+        )
+    return payload.dtype
+
+
+def require_known_dtype(call: str, label: str, payload: PayloadArg):
+    if payload.dtype is None:
+        raise UnknownDtypeError(
+            f"{call}: {label} is a coop.ThreadData without a dtype, and no coop.load() source or "
+            "coop.store() destination defines it; pass dtype= to coop.ThreadData()"
+        )
+    return payload.dtype
+
+
+def require_numeric_operand(call: str, label: str, arg) -> ScalarArg:
+    if not isinstance(arg, ScalarArg) or arg.dtype is None:
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} must be a number ({dtype_names()})"
+        )
+    if arg.dtype not in SUPPORTED_DTYPES:
+        raise UnsupportedDtypeError(
+            f"{call}: {label} has type {arg.dtype.name}, which is not supported; use one of {dtype_names()}"
+        )
+    return arg
+
+
+def optional_int_operand(call: str, label: str, arg, *, hint: str = "") -> ScalarArg | None:
+    """A runtime or literal integer control (``valid_items``, ``offset``) or None."""
+    if not is_given(arg):
+        return None
+    if not isinstance(arg, ScalarArg) or arg.dtype is None or not is_integer(arg.dtype):
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} must be an integer{hint}; convert it with int(...)"
+        )
+    if arg.dtype == np.dtype("uint64"):
+        raise InvalidArgumentTypeError(
+            f"{call}: {label} is uint64, which does not convert to int64 losslessly; pass a "
+            "signed integer (e.g. np.int64(...))"
+        )
+    return arg
+
+
+def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype) -> ScalarArg | None:
+    """A scalar that must have ``dtype``; literals must be representable in it."""
+    if not is_given(arg):
+        return None
+    require_numeric_operand(call, label, arg)
+    if arg.is_literal:
+        value = arg.literal
+        if isinstance(value, bool):
+            raise InvalidArgumentTypeError(f"{call}: {label}={value!r} must be a number of dtype {dtype.name}")
+        if is_integer(dtype):
+            if isinstance(value, float) and not value.is_integer():
+                raise InvalidArgumentValueError(
+                    f"{call}: {label}={value!r} is not representable in {dtype.name}"
+                )
+            info = np.iinfo(dtype)
+            if not info.min <= int(value) <= info.max:
+                raise InvalidArgumentValueError(
+                    f"{call}: {label}={value!r} is outside the range of {dtype.name} "
+                    f"[{info.min}, {info.max}]"
+                )
+        return arg
+    if arg.dtype != dtype:
+        raise DtypeMismatchError(
+            f"{call}: {label} has dtype {arg.dtype.name} but the payload has dtype {dtype.name}; "
+            f"convert it, e.g. np.{dtype.name}(value)"
+        )
+    return arg
+
+
+def require_literal_bool(call: str, label: str, arg, default: bool) -> bool:
+    if not is_given(arg):
+        return default
+    if isinstance(arg, ScalarArg) and arg.is_literal and isinstance(arg.literal, bool):
+        return arg.literal
+    raise NonConstantArgumentError(
+        f"{call}: {label}={describe(arg)} must be a compile-time True or False"
+    )
+
+
+def require_literal_int(call: str, label: str, arg, *, minimum=None, maximum=None) -> int:
+    if not isinstance(arg, ScalarArg) or arg.dtype is None or not is_integer(arg.dtype):
+        raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be an integer")
+    if not arg.is_literal:
+        raise NonConstantArgumentError(
+            f"{call}: {label} must be known at compile time; use a literal, a module constant, "
+            "a closure value or a kernel argument (specialized per value)"
+        )
+    value = int(arg.literal)
+    if minimum is not None and value < minimum or maximum is not None and value > maximum:
+        rng = f"[{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}]"
+        raise InvalidArgumentValueError(f"{call}: {label}={value} is outside {rng}")
+    return value
+
+
+def optional_literal_int(call, label, arg, *, minimum=None, maximum=None):
+    if not is_given(arg):
+        return None
+    return require_literal_int(call, label, arg, minimum=minimum, maximum=maximum)
+
+
+def optional_temp_storage(call: str, arg, group: GroupArg, *, warp_allowed=False) -> TempStorageArg | None:
+    if not is_given(arg):
+        return None
+    if not isinstance(arg, TempStorageArg):
+        raise InvalidArgumentTypeError(
+            f"{call}: temp_storage={describe(arg)} must be a coop.TempStorage(...) created in the kernel"
+        )
+    if group.kind != "block" and not warp_allowed:
+        raise TempStorageError(
+            f"{call}: temp_storage= is not accepted for group={group.label}; warp operations own "
+            "their scratch (one slice per warp); remove temp_storage="
+        )
+    return arg
+
+
+def require_given_together(call: str, first: str, first_arg, second: str, second_arg):
+    if is_given(second_arg) and not is_given(first_arg):
+        raise ConflictingArgumentsError(
+            f"{call}: {second} was given without {first}; {second} fills the slots past "
+            f"{first}, so pass both (or neither)"
+        )
+
+
+def require_device_function(call: str, label: str, arg) -> DeviceFunctionArg:
+    if not isinstance(arg, DeviceFunctionArg):
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} must be a @cuda.jit(device=True) function"
+        )
+    return arg

@@ -1,0 +1,16 @@
+"""``import cuda.coop.numba_mlir as coop``: the cuda.coop API with the numba-cuda-mlir backend active.
+
+Importing this module registers the backend (whatever the import order) and
+adds the helpers that only make sense with this compiler, such as compiling a
+kernel to cubin on a machine without a GPU.
+"""
+
+from cuda.coop import *  # noqa: F401,F403
+from cuda.coop import __all__ as _common_all
+from cuda.coop import register as _register
+
+_register("numba-cuda-mlir")
+
+from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E402
+
+__all__ = [*_common_all, "compile_cubin", "KernelBinary"]

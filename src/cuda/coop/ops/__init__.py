@@ -1,0 +1,1 @@
+"""Operation families: one module per family, listed in ``_registry.FAMILIES``."""

@@ -1,0 +1,26 @@
+"""The operation families.  Adding a family = its module + one line in FAMILIES."""
+
+from __future__ import annotations
+
+from . import load_store
+
+FAMILIES = (
+    load_store,
+)
+
+
+def all_specs():
+    """Every OpSpec, in family order."""
+    return tuple(spec for family in FAMILIES for spec in family.SPECS)
+
+
+def public_operations() -> dict:
+    """Public name -> stub (what ``cuda.coop`` exports)."""
+    return {spec.name: spec.stub for spec in all_specs()}
+
+
+def spec_for_stub(stub):
+    for spec in all_specs():
+        if spec.stub is stub:
+            return spec
+    return None

@@ -1,0 +1,319 @@
+"""The data every operation family declares, and that the rest of cuda-coop reads.
+
+A family module (``ops/load_store.py``, ``ops/reduce.py``, ...) declares each
+public operation once as an :class:`OpSpec`: its public stub (signature and
+docstring) and a ``plan`` function.  ``plan`` receives the call's operands as
+compiler-neutral descriptors (below), validates them and returns a
+:class:`CallPlan`: what the call returns, which runtime operands it passes in
+which order, what scratch it needs, and a generator of the C++ provider.
+
+Backends translate their compiler types into these descriptors and a
+:class:`CallPlan` back into calls; the core turns plans into one NVRTC
+translation unit per kernel.  Nothing outside a family module knows which
+family it is handling.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = [
+    "GroupArg", "ArrayArg", "PayloadArg", "ScalarArg", "StringArg", "NoneArg", "DtypeArg",
+    "TempStorageArg", "DeviceFunctionArg", "UnsupportedArg", "Omitted", "OMITTED",
+    "ScalarResult", "PayloadResult", "TupleResult",
+    "AbiOperand", "Callback", "StorageNeed", "CallPlan", "LaunchFacts", "CppProvider",
+    "AlgorithmSpec", "OpSpec", "describe",
+]
+
+
+# --------------------------------------------------------------------------------------
+# Operand descriptors (what a call receives, as far as compile time knows it)
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GroupArg:
+    """``kind`` is "block" or "warp"; ``width`` is the logical warp width (32 = hardware)."""
+
+    kind: str
+    width: int = 0
+
+    @property
+    def label(self) -> str:
+        if self.kind == "block":
+            return "coop.this_block()"
+        return "coop.this_warp()" if self.width == 32 else f"coop.this_warp().group_by({self.width})"
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """A global-memory (or shared-memory) array operand."""
+
+    dtype: np.dtype | None  # None: element type outside the supported set
+    ndim: int
+    contiguous: bool
+    type_name: str = ""
+
+
+@dataclass(frozen=True)
+class PayloadArg:
+    """A ThreadData payload: ``items`` slots of ``dtype`` per thread."""
+
+    dtype: np.dtype | None  # None: not inferred (ThreadData without dtype and no load/store)
+    items: int
+    alignment: int | None = None
+
+
+_NOT_LITERAL = object()
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A scalar operand; ``literal`` holds its value when known at compile time."""
+
+    dtype: np.dtype | None  # None: a non-numeric scalar such as bool is reported by type_name
+    literal: Any = _NOT_LITERAL
+    type_name: str = ""
+
+    @property
+    def is_literal(self) -> bool:
+        return self.literal is not _NOT_LITERAL
+
+
+@dataclass(frozen=True)
+class StringArg:
+    value: str | None  # None: a string that is not a compile-time constant
+
+
+@dataclass(frozen=True)
+class NoneArg:
+    pass
+
+
+@dataclass(frozen=True)
+class DtypeArg:
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class TempStorageArg:
+    site: int
+    size_in_bytes: int | None
+    alignment: int | None
+    auto_sync: bool | None
+    sharing: str
+
+
+@dataclass(frozen=True)
+class DeviceFunctionArg:
+    """A user device function passed as an operator; ``handle`` is backend-specific."""
+
+    handle: Any = field(compare=False, hash=False)
+    key: Any = None
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class UnsupportedArg:
+    type_name: str
+
+
+class Omitted:
+    """A keyword that was not given (distinct from an explicit ``None``)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "<omitted>"
+
+
+OMITTED = Omitted()
+
+
+def describe(arg) -> str:
+    """A short user-facing description of a descriptor, for error messages."""
+    match arg:
+        case GroupArg():
+            return arg.label
+        case ArrayArg():
+            dt = arg.dtype.name if arg.dtype is not None else arg.type_name
+            return f"array({dt}, {arg.ndim}d{'' if arg.contiguous else ', non-contiguous'})"
+        case PayloadArg():
+            dt = arg.dtype.name if arg.dtype is not None else "?"
+            return f"ThreadData({arg.items}, {dt})"
+        case ScalarArg():
+            if arg.is_literal:
+                return repr(arg.literal)
+            return arg.dtype.name if arg.dtype is not None else arg.type_name
+        case StringArg():
+            return repr(arg.value) if arg.value is not None else "a non-constant string"
+        case NoneArg():
+            return "None"
+        case DtypeArg():
+            return arg.dtype.name
+        case TempStorageArg():
+            return "coop.TempStorage(...)"
+        case DeviceFunctionArg():
+            return f"device function {arg.name}"
+        case UnsupportedArg():
+            return arg.type_name
+    return repr(arg)
+
+
+# --------------------------------------------------------------------------------------
+# Results and the ABI of a generated provider
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScalarResult:
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class PayloadResult:
+    dtype: np.dtype
+    items: int
+
+
+@dataclass(frozen=True)
+class TupleResult:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class AbiOperand:
+    """One parameter of the provider's ``extern "C"`` function, in order.
+
+    ``source`` names the bound argument (or ``"result"`` / ``"result.<i>"``);
+    ``passing`` is one of:
+
+    - ``"array"``: pointer to the array's first element (``T*``),
+    - ``"payload"``: pointer to a ThreadData's slots (``T*``),
+    - ``"value"``: a scalar by value, converted to ``dtype``,
+    - ``"out"``: pointer to result storage allocated by the caller (``T*``).
+    """
+
+    source: str
+    passing: str
+    dtype: np.dtype
+    name: str
+
+    def cxx_param(self) -> str:
+        from .._dtypes import cxx_type
+
+        t = cxx_type(self.dtype)
+        if self.passing == "value":
+            return f"{t} {self.name}"
+        const = "const " if self.passing == "array" and self.name.startswith("in_") else ""
+        return f"{const}{t}* __restrict__ {self.name}" if self.passing == "out" else f"{const}{t}* {self.name}"
+
+
+@dataclass(frozen=True)
+class Callback:
+    """A user device function the provider calls, compiled from Python by the backend."""
+
+    source: str  # bound argument that holds the DeviceFunctionArg
+    restype: np.dtype
+    argtypes: tuple
+    role: str  # e.g. "binary_op"; the provider refers to it as the functor of that role
+
+
+@dataclass(frozen=True)
+class StorageNeed:
+    """Scratch one call needs: ``instances`` copies of the provider's TempStorage.
+
+    ``per`` is "block" (one instance) or "logical_warp" (one per logical warp of
+    ``width`` lanes; the provider indexes its own instance).
+    """
+
+    per: str
+    width: int = 32
+
+
+@dataclass(frozen=True)
+class LaunchFacts:
+    """What the compiler knows about the launch when it generates a provider."""
+
+    block: tuple  # (x, y, z)
+    cc: tuple  # (major, minor)
+
+    @property
+    def block_threads(self) -> int:
+        x, y, z = self.block
+        return x * y * z
+
+
+@dataclass(frozen=True)
+class CppProvider:
+    """Generated C++ for one call specialization.
+
+    ``decls`` go into the provider's namespace and must define ``TempStorage``
+    when the call needs scratch; ``body`` is the function body, which sees the
+    ABI operands by name, ``temp`` (a ``void*`` to this call's TempStorage
+    instance) and the launch constants ``BLOCK_X``, ``BLOCK_Y``, ``BLOCK_Z``,
+    ``BLOCK_THREADS`` and ``linear_tid``.
+    """
+
+    headers: tuple
+    decls: str
+    body: str
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """Everything compile time decides about one call, independent of any compiler."""
+
+    op: str
+    family: str
+    group: GroupArg
+    result: Any  # None | ScalarResult | PayloadResult | TupleResult
+    operands: tuple  # of AbiOperand
+    storage: StorageNeed | None
+    temp_storage: str | None  # name of the bound argument holding an explicit TempStorage
+    params: tuple  # hashable static parameters (identity of the generated C++)
+    generate: Callable[["CallPlan", LaunchFacts], CppProvider] = field(compare=False, hash=False)
+    check_launch: Callable[["CallPlan", LaunchFacts], None] | None = field(
+        default=None, compare=False, hash=False
+    )
+    callbacks: tuple = ()
+    sync: bool = True  # end with a barrier when storage was used (auto_sync)
+    # Per-call lowering facts: e.g. payload dtypes inferred for ThreadData operands.
+    notes: tuple = ()
+
+    @property
+    def call(self) -> str:
+        return f"coop.{self.op}()"
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm selector: its CUB enumerator and which groups it supports."""
+
+    name: str
+    cub: str
+    groups: frozenset
+    uses_storage: bool
+    needs_warp_multiple: bool = False
+    layout: str = "blocked"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """A public operation: its stub (signature and docs) and its planner."""
+
+    name: str
+    family: str
+    stub: Callable
+    plan: Callable[..., CallPlan]
+
+    @property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.stub)

@@ -1,0 +1,312 @@
+"""Load and Store: move a tile between memory and per-thread payloads.
+
+CUB: ``cub::BlockLoad`` / ``cub::BlockStore`` for blocks, ``cub::WarpLoad`` /
+``cub::WarpStore`` for hardware and logical warps.
+
+Layouts: ``striped`` gives thread ``t`` the items ``t + i*G``; every other
+algorithm gives the *blocked* layout, thread ``t`` owning items ``t*K + i``
+(``G`` threads in the group, ``K`` items per thread).  The transpose family
+reads memory striped (coalesced) and rearranges through shared memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import cxx_type
+from .._errors import UnsupportedBlockShapeError
+from .._kernel_api import kernel_function
+from ..core import validate as v
+from ._spec import (
+    OMITTED,
+    AbiOperand,
+    AlgorithmSpec,
+    CallPlan,
+    CppProvider,
+    LaunchFacts,
+    OpSpec,
+    PayloadArg,
+    PayloadResult,
+    StorageNeed,
+)
+
+__all__ = ["load", "store", "LOAD_ALGORITHMS", "STORE_ALGORITHMS", "SPECS"]
+
+_BLOCK = frozenset({"block"})
+_WARP = frozenset({"warp"})
+
+
+def _table(prefix: str, kind: str, names_storage: dict) -> dict:
+    groups = _BLOCK if kind == "block" else _WARP
+    table = {}
+    for name, (uses_storage, warp_multiple) in names_storage.items():
+        table[name] = AlgorithmSpec(
+            name=name,
+            cub=f"cub::{prefix}_{name.upper()}",
+            groups=groups,
+            uses_storage=uses_storage,
+            needs_warp_multiple=warp_multiple,
+            layout="striped" if name == "striped" else "blocked",
+        )
+    return table
+
+
+_BLOCK_ALGOS = {
+    "direct": (False, False),
+    "striped": (False, False),
+    "vectorize": (False, False),
+    "transpose": (True, False),
+    "warp_transpose": (True, True),
+    "warp_transpose_timesliced": (True, True),
+}
+_WARP_ALGOS = {
+    "direct": (False, False),
+    "striped": (False, False),
+    "vectorize": (False, False),
+    "transpose": (True, False),
+}
+
+LOAD_ALGORITHMS = {
+    "block": _table("BLOCK_LOAD", "block", _BLOCK_ALGOS),
+    "warp": _table("WARP_LOAD", "warp", _WARP_ALGOS),
+}
+STORE_ALGORITHMS = {
+    "block": _table("BLOCK_STORE", "block", _BLOCK_ALGOS),
+    "warp": _table("WARP_STORE", "warp", _WARP_ALGOS),
+}
+
+_HEADERS = {
+    ("load", "block"): ("cub/block/block_load.cuh",),
+    ("load", "warp"): ("cub/warp/warp_load.cuh",),
+    ("store", "block"): ("cub/block/block_store.cuh",),
+    ("store", "warp"): ("cub/warp/warp_store.cuh",),
+}
+
+
+# --------------------------------------------------------------------------------------
+# Public stubs (signature + documentation; the compiler replaces the calls)
+# --------------------------------------------------------------------------------------
+
+@kernel_function
+def load(group, source, output, /, *, algorithm="direct", valid_items=None, oob_default=None,
+         offset=None, temp_storage=None) -> None:
+    """Load a tile of ``source`` into each thread's ``output`` payload.
+
+    Parameters
+    ----------
+    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width)
+        Who loads.  A block loads one tile of ``block_threads * K`` items; each
+        (logical) warp loads its own tile of ``width * K`` items, warp ``w`` of the
+        block starting at ``offset + w * width * K``.
+    source : 1-D contiguous array
+    output : coop.ThreadData
+        ``K = output.items_per_thread`` slots per thread, written in place.  When
+        the payload has no dtype it takes the source's.
+    algorithm : str
+        Block: ``"direct"``, ``"striped"``, ``"vectorize"``, ``"transpose"``,
+        ``"warp_transpose"``, ``"warp_transpose_timesliced"`` (the last two need
+        the block's thread count to be a multiple of 32).  Warp: ``"direct"``,
+        ``"striped"``, ``"vectorize"``, ``"transpose"``.  ``"striped"`` yields
+        the striped layout, all others the blocked layout.
+    valid_items : int, optional
+        Number of valid items in the group's tile (a runtime value, uniform
+        across the group).  Values below 0 count as 0 and values of at least the
+        tile size as a full tile.  Slots past the valid items are left unchanged,
+        or set to ``oob_default``.
+    oob_default : scalar, optional
+        Value for slots past ``valid_items``; requires ``valid_items``.
+    offset : int, optional
+        Element offset of the group's tile in ``source`` (default 0).
+    temp_storage : coop.TempStorage, optional
+        Scratch for the transpose algorithms of a block (warp groups own theirs).
+
+    Returns
+    -------
+    None.  Every thread's ``output`` holds its items after the call.  Transpose
+    algorithms end with a barrier (``__syncthreads``/``__syncwarp``) unless an
+    explicit ``TempStorage(auto_sync=False)`` is given.
+    """
+
+
+@kernel_function
+def store(group, destination, value, /, *, algorithm="direct", valid_items=None, offset=None,
+          temp_storage=None) -> None:
+    """Store each thread's payload (or scalar) into a tile of ``destination``.
+
+    Parameters
+    ----------
+    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width)
+    destination : 1-D contiguous array
+    value : coop.ThreadData or scalar
+        A scalar stores one item per thread.  The payload is never modified.
+    algorithm, offset, temp_storage
+        As for :func:`load`; the algorithm must describe the payload's layout.
+    valid_items : int, optional
+        Only the first ``valid_items`` items of the tile are written; the rest of
+        ``destination`` is untouched.
+
+    Returns
+    -------
+    None.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Planning
+# --------------------------------------------------------------------------------------
+
+def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
+    algo_name, needs_multiple = plan.params[5], plan.params[6]
+    threads = launch.block_threads
+    if plan.group.kind == "warp" and threads % 32:
+        raise UnsupportedBlockShapeError(
+            f"{plan.call}: group={plan.group.label} needs the block's thread count to be a multiple "
+            f"of 32, but the launch block {launch.block} has {threads} threads; launch whole warps"
+        )
+    if needs_multiple and threads % 32:
+        raise UnsupportedBlockShapeError(
+            f"{plan.call}: algorithm={algo_name!r} needs the block's thread count to be a multiple "
+            f"of 32, but the launch block {launch.block} has {threads} threads; use "
+            "algorithm='transpose' or launch whole warps"
+        )
+
+
+def _controls(call, group, dtype, valid_items, offset, oob_default=OMITTED):
+    vi = v.optional_int_operand(call, "valid_items", valid_items)
+    off = v.optional_int_operand(call, "offset", offset)
+    v.require_given_together(call, "valid_items", valid_items, "oob_default", oob_default)
+    oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, dtype)
+    operands = []
+    if off is not None:
+        operands.append(AbiOperand("offset", "value", np.dtype("int64"), "offset"))
+    if vi is not None:
+        operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
+    if oob is not None:
+        operands.append(AbiOperand("oob_default", "value", dtype, "oob_default"))
+    return vi is not None, oob is not None, off is not None, operands
+
+
+def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTED, oob_default=OMITTED,
+              offset=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    call = "coop.load()"
+    g = v.require_group(call, group)
+    algo = v.choose_algorithm(call, algorithm, g, LOAD_ALGORITHMS, "direct")
+    src = v.require_array(call, "source", source)
+    out = v.require_payload(call, "output", output)
+    dtype = v.resolve_payload_dtype(call, "output", out, "source", src)
+    has_vi, has_oob, has_off, controls = _controls(call, g, dtype, valid_items, offset, oob_default)
+    ts = v.optional_temp_storage(call, temp_storage, g)
+    operands = (
+        AbiOperand("source", "array", dtype, "in_src"),
+        AbiOperand("output", "payload", dtype, "items"),
+        *controls,
+    )
+    return CallPlan(
+        op="load", family="load_store", group=g, result=None, operands=operands,
+        storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
+        params=("load", g.kind, g.width, dtype.name, out.items, algo.name, algo.needs_warp_multiple,
+                has_vi, has_oob, has_off),
+        generate=_generate, check_launch=_check_launch,
+        notes=(("output", dtype.name),),
+    )
+
+
+def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=OMITTED, offset=OMITTED,
+               temp_storage=OMITTED) -> CallPlan:
+    call = "coop.store()"
+    g = v.require_group(call, group)
+    algo = v.choose_algorithm(call, algorithm, g, STORE_ALGORITHMS, "direct")
+    dst = v.require_array(call, "destination", destination)
+    val = v.require_payload(call, "value", value, allow_scalar=True)
+    if isinstance(val, PayloadArg):
+        dtype = v.resolve_payload_dtype(call, "value", val, "destination", dst)
+        items, passing = val.items, "payload"
+    else:
+        dtype = dst.dtype
+        v.optional_scalar_of_dtype(call, "value", val, dtype)
+        items, passing = 1, "value"
+    has_vi, _, has_off, controls = _controls(call, g, dtype, valid_items, offset)
+    ts = v.optional_temp_storage(call, temp_storage, g)
+    operands = (
+        AbiOperand("destination", "array", dtype, "out_dst"),
+        AbiOperand("value", passing, dtype, "items" if passing == "payload" else "scalar"),
+        *controls,
+    )
+    return CallPlan(
+        op="store", family="load_store", group=g, result=None, operands=operands,
+        storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
+        params=("store", g.kind, g.width, dtype.name, items, algo.name, algo.needs_warp_multiple,
+                has_vi, False, has_off, passing),
+        generate=_generate, check_launch=_check_launch,
+        notes=(("value", dtype.name),) if passing == "payload" else (),
+    )
+
+
+def _storage(group, algo: AlgorithmSpec):
+    if not algo.uses_storage:
+        return None
+    if group.kind == "block":
+        return StorageNeed(per="block")
+    return StorageNeed(per="logical_warp", width=group.width)
+
+
+# --------------------------------------------------------------------------------------
+# C++ generation
+# --------------------------------------------------------------------------------------
+
+def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
+    op, kind, width, dtype_name, ipt, algo_name, _, has_vi, has_oob, has_off = plan.params[:10]
+    table = (LOAD_ALGORITHMS if op == "load" else STORE_ALGORITHMS)[kind]
+    algo = table[algo_name]
+    t = cxx_type(np.dtype(dtype_name))
+    cls = {"load": {"block": "BlockLoad", "warp": "WarpLoad"},
+           "store": {"block": "BlockStore", "warp": "WarpStore"}}[op][kind]
+    if kind == "block":
+        algo_type = f"cub::{cls}<T, BLOCK_X, IPT, {algo.cub}, BLOCK_Y, BLOCK_Z>"
+        tile, origin = "BLOCK_THREADS * IPT", ""
+    else:
+        algo_type = f"cub::{cls}<T, IPT, {algo.cub}, {width}>"
+        tile, origin = f"{width} * IPT", f" + (long long)(linear_tid / {width}) * ({width} * IPT)"
+    decls = [f"using T = {t};", f"constexpr int IPT = {ipt};", f"using Algo = {algo_type};",
+             f"constexpr long long TILE = {tile};"]
+    if algo.uses_storage:
+        decls.append("using TempStorage = typename Algo::TempStorage;")
+        construct = "Algo algo(*static_cast<TempStorage*>(temp));"
+    else:
+        # Storage-free algorithms: a local TempStorage (an empty struct) avoids the
+        # constructor that declares a private __shared__ instance.
+        construct = "typename Algo::TempStorage unused_storage; Algo algo(unused_storage);"
+    offset = ("offset" if has_off else "0LL") + origin
+    body = [construct]
+    if op == "load":
+        body.append("T (&dst)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);")
+        body.append(f"const T* src = in_src + ({offset});")
+        full, partial = "algo.Load(src, dst);", "algo.Load(src, dst, vi{});".format(
+            ", oob_default" if has_oob else "")
+    else:
+        passing = plan.params[10]
+        if passing == "value":
+            body.append("T src[1] = {scalar};")
+        elif algo.uses_storage:
+            # Transpose stores rearrange the payload in place: work on a copy so the
+            # caller's payload is never modified.
+            body.append("T src[IPT];")
+            body.append("#pragma unroll\nfor (int i = 0; i < IPT; ++i) src[i] = items[i];")
+        else:
+            body.append("T (&src)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);")
+        body.append(f"T* dst = out_dst + ({offset});")
+        full, partial = "algo.Store(dst, src);", "algo.Store(dst, src, vi);"
+    if has_vi:
+        # Clamp in 64 bits before narrowing to CUB's int; a full tile takes the
+        # unguarded path, which is what a grid-stride loop passes for most tiles.
+        body.append("if (valid_items >= TILE) { " + full + " } else { "
+                    "int vi = valid_items < 0 ? 0 : (int)valid_items; " + partial + " }")
+    else:
+        body.append(full)
+    return CppProvider(headers=_HEADERS[(op, kind)], decls="\n".join(decls), body="\n".join(body))
+
+
+SPECS = (
+    OpSpec(name="load", family="load_store", stub=load, plan=plan_load),
+    OpSpec(name="store", family="load_store", stub=store, plan=plan_store),
+)
