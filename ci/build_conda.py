@@ -1,0 +1,173 @@
+"""Build both cuda-coop conda variants from recipe/ and verify what was built.
+
+    python ci/build_conda.py --offline --output ci-venvs/conda-out       # CI: no conda channel
+    python ci/build_conda.py --channel conda-forge --output output       # pixi task build-conda
+
+--offline builds a wheel of this checkout with pip, unpacks it, and has the recipe copy
+it (CUDA_COOP_OFFLINE_SITE); the build then needs no channel at all (the channel passed is
+an empty local folder) and its build strings end in `_offline`: check-only artifacts.
+--channel runs the recipe's normal `pip install .` build with host packages from that
+channel, then the recipe's tests.
+
+Either way each .conda is read back (info/index.json, info/hash_input.json, the payload)
+and must carry: the pyproject version, noarch python, the run pins of its CUDA major from
+ci/pins.toml, the cccl run constraint, every file of src/cuda/ under site-packages/, no
+site-packages/cuda/__init__.py (PEP 420), and dist-info of the same version.
+Needs py-rattler-build, py-rattler, zstandard, packaging (the CI tools venv).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import zstandard
+from packaging.requirements import Requirement
+
+from pinlib import ROOT, Report, load_pins, main_guard
+
+
+def expected_depends(row: dict, project: dict) -> set[str]:
+    major = row["cuda_major"]
+    deps = {f"python {project['requires-python']}"}
+    for d in project["dependencies"]:
+        r = Requirement(d)
+        deps.add(f"{r.name} {r.specifier}")
+    deps |= {
+        f"numba-cuda-mlir {row['numba_cuda_mlir']}",
+        f"cuda-bindings {row['cuda_bindings']}",
+        f"cuda-version >={row['cuda_version']},<{major + 1}",
+        f"cuda-cccl >={row['ctk_cccl']},<{major + 1}",
+        "cuda-nvrtc",
+        "libnvjitlink",
+    }
+    return deps
+
+
+def expected_constrains(row: dict) -> set[str]:
+    cccl_major = int(row["cccl"].split(".")[0])
+    return {f"cccl >={row['cccl']},<{cccl_major + 1}"}
+
+
+def source_files() -> set[str]:
+    """What the payload must hold: every file of the package tree, as site-packages paths."""
+    src = ROOT / "src"
+    return {
+        "site-packages/" + p.relative_to(src).as_posix()
+        for p in src.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    }
+
+
+def read_member(conda: Path, component: str, name: str) -> bytes | None:
+    """One file out of a .conda (a zip of info-*.tar.zst and pkg-*.tar.zst)."""
+    with zipfile.ZipFile(conda) as z:
+        inner = next(n for n in z.namelist() if n.startswith(f"{component}-") and n.endswith(".tar.zst"))
+        raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(z.read(inner))).read()
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        try:
+            return tar.extractfile(name).read()
+        except KeyError:
+            return None
+
+
+def build(args, workdir: Path) -> list[Path]:
+    from rattler_build import Stage0Recipe, ToolConfiguration, VariantConfig
+
+    import os
+
+    out = Path(args.output).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("noarch/cuda-coop-*.conda"):
+        old.unlink()
+    if args.offline:
+        wheel_dir, site = workdir / "wheel", workdir / "site"
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheel_dir), str(ROOT)],
+                       check=True)
+        wheel = next(wheel_dir.glob("cuda_coop-*.whl"))
+        zipfile.ZipFile(wheel).extractall(site)
+        os.environ["CUDA_COOP_OFFLINE_SITE"] = str(site)
+        empty = workdir / "empty-channel"
+        empty.mkdir()
+        channels = [empty.as_uri()]
+        tool = ToolConfiguration(test_strategy="skip")  # the tests need a channel
+        print(f"offline build from {wheel.name}; channel: empty folder {empty}")
+    else:
+        os.environ.pop("CUDA_COOP_OFFLINE_SITE", None)
+        channels = args.channel
+        tool = ToolConfiguration()
+    recipe = Stage0Recipe.from_file(str(ROOT / "recipe" / "recipe.yaml"))
+    results = recipe.run_build(
+        variant_config=VariantConfig.from_file(str(ROOT / "recipe" / "variants.yaml")),
+        tool_config=tool, output_dir=str(out), channels=channels, package_format="conda",
+    )
+    for r in results:
+        print(f"built {r}")
+    return sorted(out.glob("noarch/cuda-coop-*.conda"))
+
+
+def verify(rep: Report, artifacts: list[Path], offline: bool) -> None:
+    pins = load_pins()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    rep.equal("one artifact per CUDA major", len(artifacts), len(pins))
+    want_files = source_files()
+    index = {a: json.loads(read_member(a, "info", "info/index.json")) for a in artifacts}
+    for major, row in pins.items():
+        tag = f"cu{major}"
+        pattern = rf"^cuda{major}_py_[0-9a-f]+_0{'_offline' if offline else ''}$"
+        matching = [a for a in artifacts if re.match(pattern, index[a]["build"])]
+        if len(matching) != 1:
+            rep.check(False, f"{tag} artifact", f"expected one build string matching {pattern}")
+            continue
+        conda = matching[0]
+        ij = index[conda]
+        rep.check(True, f"{tag} artifact", f"{conda.name} ({conda.stat().st_size} bytes)")
+        rep.equal(f"{tag} name", ij["name"], "cuda-coop")
+        rep.equal(f"{tag} version", ij["version"], project["version"])
+        rep.equal(f"{tag} noarch", (ij.get("noarch"), ij.get("subdir")), ("python", "noarch"))
+        rep.equal(f"{tag} run pins", sorted(ij.get("depends", [])), sorted(expected_depends(row, project)))
+        rep.equal(f"{tag} run constraints", sorted(ij.get("constrains", [])), sorted(expected_constrains(row)))
+        hash_input = json.loads(read_member(conda, "info", "info/hash_input.json") or b"{}")
+        rep.equal(f"{tag} variant", hash_input.get("cuda_version"), row["cuda_version"])
+        paths = {p["_path"] for p in json.loads(read_member(conda, "info", "info/paths.json"))["paths"]}
+        rep.check(all(p.startswith("site-packages/") for p in paths), f"{tag} payload only under site-packages/")
+        missing, extra = want_files - paths, {p for p in paths if p.startswith("site-packages/cuda/")} - want_files
+        rep.check(not missing and not extra, f"{tag} payload = src/cuda/ tree",
+                  f"{len(want_files)} files" if not (missing or extra) else
+                  f"missing {sorted(missing)[:5]}, extra {sorted(extra)[:5]}")
+        rep.check("site-packages/cuda/__init__.py" not in paths, f"{tag} no cuda/__init__.py (PEP 420)")
+        meta_path = f"site-packages/cuda_coop-{project['version']}.dist-info/METADATA"
+        meta = read_member(conda, "pkg", meta_path)
+        version_line = next((ln for ln in (meta or b"").decode().splitlines() if ln.startswith("Version:")), None)
+        rep.equal(f"{tag} dist-info version", version_line, f"Version: {project['version']}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--offline", action="store_true", help="no channel: package a wheel built here")
+    mode.add_argument("--channel", action="append", help="conda channel for the normal build (repeatable)")
+    ap.add_argument("--output", default="output")
+    ap.add_argument("--verify-only", action="store_true", help="check the artifacts already in --output")
+    args = ap.parse_args()
+    rep = Report("conda")
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.verify_only:
+            artifacts = sorted(Path(args.output).glob("noarch/cuda-coop-*.conda"))
+        else:
+            artifacts = build(args, Path(tmp))
+    verify(rep, artifacts, args.offline)
+    return rep.finish()
+
+
+if __name__ == "__main__":
+    main_guard(main)
