@@ -181,7 +181,7 @@ MUTATIONS = [
     ("pyproject uv conflict dropped", "pyproject.toml",
      '  [{ extra = "numba-cuda-mlir-cu12" }, { extra = "numba-cuda-mlir-cu13" }],\n', ""),
     ("pixi cu12 takes CUDA 13 headers", "pixi.toml", 'cuda-cccl = "==12.9.27"', 'cuda-cccl = "==13.0.85"'),
-    ("pixi cu13 test task differs", "pixi.toml", 'test = { cmd = "python -m pytest",',
+    ("pixi test task differs from the CI command", "pixi.toml", 'test = { cmd = "python -m pytest",',
      'test = { cmd = "python -m pytest -x",'),
     ("variants cccl 2.8.3", "recipe/variants.yaml", '"2.8.2"', '"2.8.3"'),
     ("recipe version 0.1.1", "recipe/recipe.yaml", 'version: "0.1.0"', 'version: "0.1.1"'),

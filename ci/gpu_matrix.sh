@@ -39,6 +39,7 @@ if command -v nvidia-smi > /dev/null 2>&1; then
 else
   echo "gpu_matrix: nvidia-smi not found; the GPU guard will fail the run if no device is usable"
 fi
+rm -rf "$root/ci-venvs/results"  # the summary below reports this run only
 bash "$root/ci/test_matrix.sh" "$mode" "${args[@]}"
 rc=$?
 python3 "$root/ci/summary.py" --matrix-only || true

@@ -71,7 +71,7 @@ run_major() {
   rm -f "$COOP_PYTEST_COUNTS"
   if [ "$mode" = cpu ]; then export COOP_REQUIRE_GPU=0; else export COOP_REQUIRE_GPU=1; fi
 
-  echo "toolchain cu$major: $(python -c 'from cuda.coop.core.toolchain import environment_summary; print(environment_summary())' 2>&1)"
+  # prints `toolchain cuXX: <toolchain().describe()>`, then checks it against ci/pins.toml
   if python ci/check_headers.py --cuda "$major"; then
     echo "headers=PASS" >> "$out"
   else
