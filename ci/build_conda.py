@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -82,8 +83,6 @@ def read_member(conda: Path, component: str, name: str) -> bytes | None:
 
 def build(args, workdir: Path) -> list[Path]:
     from rattler_build import Stage0Recipe, ToolConfiguration, VariantConfig
-
-    import os
 
     out = Path(args.output).resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,6 @@ import contextlib
 import io
 import re
 import shutil
-import sys
 import tempfile
 import tomllib
 from pathlib import Path

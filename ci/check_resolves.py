@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet

@@ -68,10 +68,13 @@ def build_stubs(stubs, channel: Path, work: Path) -> None:
         shutil.copy(conda, channel / "noarch" / conda.name)
 
 
+def wait(result):
+    """py-rattler's solve/install are coroutines, index_fs is not; accept either."""
+    return asyncio.run(result) if asyncio.iscoroutine(result) else result
+
+
 def solve(channel: Path, specs: list[str]):
-    result = rattler.solve(sources=[channel.as_uri()], specs=specs, platforms=["noarch", "linux-64"])
-    if asyncio.iscoroutine(result):
-        result = asyncio.run(result)
+    result = wait(rattler.solve(sources=[channel.as_uri()], specs=specs, platforms=["noarch", "linux-64"]))
     return {str(r.name.normalized): r for r in result}
 
 
@@ -95,8 +98,7 @@ def main() -> int:
         build_stubs(stubs, channel, tmp / "work")
         for conda in ours:
             shutil.copy(conda, channel / "noarch" / conda.name)
-        asyncio.run(rattler.index.index_fs(channel)) if asyncio.iscoroutinefunction(rattler.index.index_fs) \
-            else rattler.index.index_fs(channel)
+        wait(rattler.index.index_fs(channel))
         rep.check(True, "STUB channel", f"{len(stubs)} STUB packages + {', '.join(c.name for c in ours)}")
 
         def expect(label, specs, major, cccl):
@@ -135,9 +137,7 @@ def main() -> int:
         # install the cu12 solve and look where the noarch python files land
         got = solve(channel, ["cuda-coop", f"cuda-version {pins[12]['cuda_version']}.*"])
         prefix = tmp / "prefix"
-        install = rattler.install(list(got.values()), target_prefix=prefix, show_progress=False)
-        if asyncio.iscoroutine(install):
-            asyncio.run(install)
+        wait(rattler.install(list(got.values()), target_prefix=prefix, show_progress=False))
         site = prefix / "lib" / "python3.12" / "site-packages"
         rep.check((site / "cuda" / "coop" / "__init__.py").is_file() and not (site / "cuda" / "__init__.py").exists(),
                   "STUB install of the cu12 solve", f"cuda/coop/ under {site.relative_to(prefix)}, no cuda/__init__.py")
