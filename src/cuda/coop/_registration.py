@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import os
 import sys
 import threading
@@ -20,6 +21,7 @@ _ALIASES = {"numba_cuda_mlir": "numba-cuda-mlir", "numba-mlir": "numba-cuda-mlir
 
 _lock = threading.RLock()
 _active = None
+_registering = False
 
 
 def _canonical(name) -> str:
@@ -45,15 +47,21 @@ def register(backend: str = "numba-cuda-mlir") -> None:
     and :class:`~cuda.coop.UnsupportedBackendVersionError` when its version is
     outside the supported range.
     """
-    global _active
+    global _active, _registering
     key = _canonical(backend)
     with _lock:
-        if _active is not None:
+        if _active is not None or _registering:
+            # Already active, or this is the import hook firing while the backend
+            # itself imports the compiler (re-entrant call on this thread).
             return None
-        import importlib
+        _registering = True
+        try:
+            import importlib
 
-        module = importlib.import_module(BACKENDS[key][0])
-        _active = module.activate()
+            module = importlib.import_module(BACKENDS[key][0])
+            _active = module.activate()
+        finally:
+            _registering = False
     return None
 
 
@@ -61,22 +69,98 @@ def active_backend():
     return _active
 
 
-def maybe_auto_register() -> None:
-    """Register backends whose compiler was imported before cuda.coop.
+def _auto_disabled() -> bool:
+    return truthy(os.environ.get("CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION"))
 
-    Never raises: a failure becomes a CudaCoopAutoRegistrationWarning and
-    ``import cuda.coop`` still succeeds.
+
+def _try_register(name: str, stacklevel: int) -> None:
+    try:
+        register(name)
+    except CoopError as exc:
+        warnings.warn(
+            f"cuda.coop automatic DSL registration: {name} was not registered: {exc}",
+            CudaCoopAutoRegistrationWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def maybe_auto_register() -> None:
+    """Register the backends whose compiler is imported, now or later.
+
+    A compiler already imported is registered at once.  For one imported later, an
+    import hook registers it right after its top-level module has run, so the
+    import order of ``cuda.coop`` and ``numba_cuda_mlir`` does not matter.
+    ``CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION`` turns both paths off.  Never
+    raises: a failure becomes a CudaCoopAutoRegistrationWarning.
     """
-    if truthy(os.environ.get("CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION")):
+    if _auto_disabled():
         return
     for name, (_impl, trigger) in BACKENDS.items():
-        if trigger not in sys.modules:
-            continue
-        try:
-            register(name)
-        except CoopError as exc:
-            warnings.warn(
-                f"cuda.coop automatic DSL registration: {name} was not registered: {exc}",
-                CudaCoopAutoRegistrationWarning,
-                stacklevel=3,
-            )
+        if trigger in sys.modules:
+            _try_register(name, stacklevel=4)
+        else:
+            _install_import_hook(name, trigger)
+
+
+class _RegisterAfterImport(importlib.abc.MetaPathFinder):
+    """Wraps the loader of one top-level module to register a backend after it ran."""
+
+    def __init__(self, backend: str, module: str):
+        self.backend = backend
+        self.module = module
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.module:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        backend, hook = self.backend, self
+
+        class _Loader:
+            # Everything but exec_module is the original loader's (resource
+            # readers, get_data, ...), so the module sees no difference.
+            def __getattr__(self, name):
+                return getattr(loader, name)
+
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                module.__spec__.loader = loader
+                module.__loader__ = loader
+                loader.exec_module(module)
+                _remove_hook(hook)
+                if not _auto_disabled():
+                    _try_register(backend, stacklevel=2)
+
+        spec.loader = _Loader()
+        return spec
+
+
+_hooks: list = []
+
+
+def _install_import_hook(backend: str, module: str) -> None:
+    with _lock:
+        if any(h.module == module for h in _hooks):
+            return
+        hook = _RegisterAfterImport(backend, module)
+        _hooks.append(hook)
+        sys.meta_path.insert(0, hook)
+
+
+def _remove_hook(hook) -> None:
+    with _lock:
+        if hook in _hooks:
+            _hooks.remove(hook)
+        if hook in sys.meta_path:
+            sys.meta_path.remove(hook)

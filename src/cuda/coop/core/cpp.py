@@ -131,16 +131,16 @@ def _indent(text: str, n: int) -> str:
     return "\n".join(pad + line if line else line for line in text.splitlines())
 
 
-def render_translation_unit(providers) -> str:
-    """One TU: the union of the providers' headers, then each provider once."""
-    headers = []
-    for p in providers:
-        for h in p.cpp.headers:
-            if h not in headers:
-                headers.append(h)
+def render_translation_unit(providers, headers=None) -> str:
+    """One TU: the headers (by default the union of the providers'), then each provider once."""
+    if headers is None:
+        headers = sorted({h for p in providers for h in p.cpp.headers})
+    else:
+        missing = {h for p in providers for h in p.cpp.headers} - set(headers)
+        headers = list(headers) + sorted(missing)
     seen = set()
     parts = [_FLAGS_PRELUDE]
-    parts += [f"#include <{h}>" for h in sorted(headers)]
+    parts += [f"#include <{h}>" for h in headers]
     parts.append("")
     for p in sorted(providers, key=lambda p: p.symbol):
         if p.symbol in seen:

@@ -24,3 +24,13 @@ def spec_for_stub(stub):
         if spec.stub is stub:
             return spec
     return None
+
+
+def all_headers() -> tuple:
+    """Every family's CUB headers, in a fixed order (the canonical NVRTC prelude)."""
+    seen = []
+    for family in FAMILIES:
+        for header in getattr(family, "HEADERS", ()):
+            if header not in seen:
+                seen.append(header)
+    return tuple(seen)

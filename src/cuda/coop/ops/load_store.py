@@ -75,6 +75,12 @@ STORE_ALGORITHMS = {
     "warp": _table("WARP_STORE", "warp", _WARP_ALGOS),
 }
 
+HEADERS = (
+    "cub/block/block_load.cuh",
+    "cub/block/block_store.cuh",
+    "cub/warp/warp_load.cuh",
+    "cub/warp/warp_store.cuh",
+)
 _HEADERS = {
     ("load", "block"): ("cub/block/block_load.cuh",),
     ("load", "warp"): ("cub/warp/warp_load.cuh",),
@@ -296,6 +302,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             body.append("T (&src)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);")
         body.append(f"T* dst = out_dst + ({offset});")
         full, partial = "algo.Store(dst, src);", "algo.Store(dst, src, vi);"
+    if algo_name == "vectorize":
+        full = _vectorized(op, kind, width)
     if has_vi:
         # Clamp in 64 bits before narrowing to CUB's int; a full tile takes the
         # unguarded path, which is what a grid-stride loop passes for most tiles.
@@ -304,6 +312,32 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     else:
         body.append(full)
     return CppProvider(headers=_HEADERS[(op, kind)], decls="\n".join(decls), body="\n".join(body))
+
+
+def _vectorized(op: str, kind: str, width: int) -> str:
+    """Full-tile vectorized access with a run-time alignment check.
+
+    CCCL 2.8's BlockLoad never takes its vectorizing overload (a non-deducible
+    template parameter) and its vectorized store does not check alignment; CCCL
+    3.x checks alignment on loads.  Calling CUB's vectorized thread functions
+    behind one alignment test gives every toolkit the same, safe behaviour: vector
+    accesses when the tile start is aligned for CUB's vector type, scalar ones
+    otherwise.
+    """
+    rank = "linear_tid" if kind == "block" else f"(linear_tid % {width}u)"
+    ptr = "src" if op == "load" else "dst"
+    fast = (f"cub::LoadDirectBlockedVectorized({rank}, const_cast<T*>(src), dst);" if op == "load"
+            else f"cub::StoreDirectBlockedVectorized({rank}, dst, src);")
+    slow = (f"cub::LoadDirectBlocked({rank}, src, dst);" if op == "load"
+            else f"cub::StoreDirectBlocked({rank}, dst, src);")
+    return (
+        "using Word = typename cub::UnitWord<T>::DeviceWord; "
+        "constexpr int WORDS = int(sizeof(T) * IPT / sizeof(Word)); "
+        "constexpr int VS = WORDS % 4 == 0 ? 4 : (WORDS % 2 == 0 ? 2 : 1); "
+        "using Vec = typename cub::CubVector<Word, VS>::Type; "
+        f"if (reinterpret_cast<unsigned long long>({ptr}) % alignof(Vec) == 0) {{ {fast} }} "
+        f"else {{ {slow} }}"
+    )
 
 
 SPECS = (

@@ -237,8 +237,6 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
     from numba_cuda_mlir import mlir_compiler
     from numba_cuda_mlir.mlir_optimization import optimize
 
-    block = tuple(block) + (1,) * (3 - len(tuple(block)))
-    grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
     with forced_compute_capability(cc):
         dispatcher = cuda.jit(pyfunc, lto=True, **options)
         resolve = getattr(dispatcher, "_resolve_target_options", None)
@@ -246,7 +244,9 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
             resolve()
         targetoptions = dict(dispatcher.targetoptions)
         targetoptions["cc"] = tuple(cc)
-        targetoptions["__launch_config__"] = {"grid": grid, "block": block, "sharedmem": 0, "cluster": None}
+        if block is not None:
+            targetoptions["__launch_config__"] = {"grid": tuple(grid), "block": tuple(block),
+                                                  "sharedmem": 0, "cluster": None}
         cres = mlir_compiler.compile_mlir(pyfunc, types.none, tuple(argtypes), targetoptions=targetoptions)
         optimize(cres)
     return cres

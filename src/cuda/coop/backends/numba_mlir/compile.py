@@ -13,7 +13,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _compat as C
@@ -24,10 +25,15 @@ __all__ = ["compile_cubin", "KernelBinary", "find_nvdisasm"]
 @dataclass(frozen=True)
 class KernelBinary:
     cubin: bytes
-    ptx: str  # post-LTO PTX (CUB wrappers inlined), "" when unavailable
     cc: tuple
     block: tuple
     name: str
+    _compile_result: object = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def ptx(self) -> str:
+        """The post-LTO PTX (CUB wrappers inlined); a second link, so computed on demand."""
+        return C.post_lto_ptx(self._compile_result) or ""
 
     def sass(self) -> str:
         """The SASS of the cubin, from ``nvdisasm`` (wheel ``nvidia-cuda-nvdisasm``)."""
@@ -83,15 +89,17 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=1, **options) 
         kernel is specialized on).
     cc : (major, minor)
     block, grid : int or tuple of up to 3 ints
-        The launch shape the kernel is specialized for.
+        The launch shape the kernel is specialized for.  ``block=None`` compiles
+        without launch facts, as ``kernel.compile(sig)`` would; cooperative calls
+        then raise UnknownBlockDimensionError.
     """
     pyfunc = getattr(kernel, "py_func", kernel)
-    block = (block,) if isinstance(block, int) else tuple(block)
+    if block is not None:
+        block = (block,) if isinstance(block, int) else tuple(block)
+        block = block + (1,) * (3 - len(block))
     grid = (grid,) if isinstance(grid, int) else tuple(grid)
-    block = block + (1,) * (3 - len(block))
     grid = grid + (1,) * (3 - len(grid))
     types_ = [_argtype(a) for a in argtypes]
     cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, **options)
-    ptx = C.post_lto_ptx(cres) or ""
-    return KernelBinary(cubin=cres.metadata["cubin"], ptx=ptx, cc=tuple(cc), block=block,
-                        name=getattr(pyfunc, "__name__", "kernel"))
+    return KernelBinary(cubin=cres.metadata["cubin"], cc=tuple(cc), block=block,
+                        name=getattr(pyfunc, "__name__", "kernel"), _compile_result=cres)

@@ -286,7 +286,7 @@ def install():
     any_args = types.VarArg(types.Any)
     C.lowering_registry.lower(_groups.this_block, any_args)(_lower_this_block)
     C.lowering_registry.lower(_groups.this_warp, any_args)(_lower_this_warp)
-    C.lowering_registry.lower(GROUP_BY_KEY, GroupType, any_args)(_lower_group_by)
+    C.lowering_registry.lower(GROUP_BY_KEY, any_args)(_lower_group_by)
     C.lowering_registry.lower(ThreadData, any_args)(_lower_thread_data)
     C.lowering_registry.lower(TempStorage, any_args)(_lower_temp_storage)
     C.lowering_registry.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

@@ -57,6 +57,11 @@ def located(fn):
 
     @functools.wraps(fn)
     def wrapper(self, args, kws):
+        site = kws.get("_coop_site")
+        if site is not None and not isinstance(site, types.IntegerLiteral):
+            # Numba's second, non-literal attempt: the literal attempt already
+            # decided (a signature, an error, or a request for a literal argument).
+            return None
         try:
             return fn(self, args, kws)
         except CoopError as exc:
@@ -235,6 +240,12 @@ def _dtype_of_type(call, label, ty):
     )
 
 
+def _fold_items_per_thread(args, kws):
+    """Numba's argument folder for the literal request: index 0 is items_per_thread."""
+    kws = dict(kws)
+    return (args[0],) if args else (kws["items_per_thread"],)
+
+
 class ThreadDataTemplate(CoopTemplate):
     key = ThreadData
 
@@ -249,7 +260,7 @@ class ThreadDataTemplate(CoopTemplate):
             site = SITES.get(_site_of(kws))
             if site is not None and site.items_per_thread_is_arg:
                 # A kernel argument: ask the dispatcher to specialize on its value.
-                raise ForceLiteralArg({0}, fold_arguments=lambda a, k: tuple(a) + tuple(k.values()))
+                raise ForceLiteralArg({0}, fold_arguments=_fold_items_per_thread)
             raise NonConstantArgumentError(
                 f"{call}: items_per_thread is computed in the kernel but must be known at compile "
                 "time; use a literal, a module constant, a closure value or a kernel argument "

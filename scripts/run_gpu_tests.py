@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Run the GPU tests in parallel shards (compiling is CPU-bound; the GPU is idle most of the time).
+
+    python scripts/run_gpu_tests.py [-j N] [--log-dir DIR] [pytest args...]
+
+Each shard is ``python -m pytest -m gpu`` with ``COOP_SHARD=i/N`` (see
+tests/conftest.py).  Prints each shard's summary and the totals, and exits
+non-zero if any shard failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-j", "--jobs", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
+    parser.add_argument("--log-dir", default=os.environ.get("OUT", "gpu-test-logs"))
+    parser.add_argument("--marker", default="gpu")
+    args, rest = parser.parse_known_args(argv)
+    log_dir = Path(args.log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    procs = []
+    t0 = time.time()
+    for i in range(args.jobs):
+        env = dict(os.environ, COOP_SHARD=f"{i}/{args.jobs}")
+        log = open(log_dir / f"shard-{i}.log", "w")
+        cmd = [sys.executable, "-m", "pytest", "-m", args.marker, "-q", "-rfE", "-p", "no:cacheprovider", *rest]
+        procs.append((i, subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log))
+    totals = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, "errors": 0, "deselected": 0}
+    worst = 0
+    for i, proc, log in procs:
+        rc = proc.wait()
+        log.close()
+        text = (log_dir / f"shard-{i}.log").read_text()
+        summary = [l for l in text.splitlines() if re.search(r"\d+ (passed|failed|error)", l)]
+        line = summary[-1] if summary else f"(no summary, rc={rc})"
+        print(f"shard {i}: rc={rc} {line}")
+        for n, what in re.findall(r"(\d+) (passed|failed|skipped|errors?|deselected)", line):
+            totals[what] += int(n)
+        if rc not in (0, 5):
+            worst = rc or 1
+            for l in text.splitlines():
+                if l.startswith(("FAILED", "ERROR")):
+                    print("   ", l)
+    errors = totals["error"] + totals["errors"]
+    print(f"GPU tests: {totals['passed']} passed, {totals['failed']} failed, {errors} errors, "
+          f"{totals['skipped']} skipped in {time.time() - t0:.0f} s over {args.jobs} shards")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Shared test configuration.
+
+Markers (exactly one per test): ``unit`` pure Python; ``compile`` real NVRTC and
+numba-cuda-mlir down to cubin, no GPU; ``gpu`` runs kernels on a device and is
+skipped with a reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_GPU_REASON = None
+
+
+def _gpu_available():
+    global _GPU_REASON
+    if _GPU_REASON is not None:
+        return _GPU_REASON == ""
+    try:
+        from numba_cuda_mlir import cuda
+
+        ok = bool(cuda.is_available())
+        _GPU_REASON = "" if ok else "no CUDA device: numba_cuda_mlir.cuda.is_available() is False"
+    except Exception as exc:  # numba-cuda-mlir missing or driver error
+        _GPU_REASON = f"no CUDA device ({type(exc).__name__}: {exc})"
+    return _GPU_REASON == ""
+
+
+def pytest_report_header(config):
+    lines = []
+    try:
+        from cuda.coop.core.toolchain import environment_summary
+
+        lines.append(f"cuda-coop toolchain: {environment_summary()}")
+    except Exception as exc:  # pragma: no cover
+        lines.append(f"cuda-coop toolchain: unavailable ({exc})")
+    try:
+        import numba_cuda_mlir
+
+        lines.append(f"numba-cuda-mlir {numba_cuda_mlir.__version__}")
+    except Exception:
+        lines.append("numba-cuda-mlir: not installed")
+    if _gpu_available():
+        from numba_cuda_mlir import cuda
+
+        dev = cuda.get_current_device()
+        lines.append(f"GPU: {dev.name} cc={dev.compute_capability}")
+    else:
+        lines.append(f"GPU: none ({_GPU_REASON})")
+    return lines
+
+
+def _shard_filter(config, items):
+    """``COOP_SHARD=i/n`` keeps a deterministic 1/n of the tests (parallel GPU runs)."""
+    shard = os.environ.get("COOP_SHARD", "").strip()
+    if not shard:
+        return items
+    index, count = (int(x) for x in shard.split("/"))
+    import zlib
+
+    keep, drop = [], []
+    for item in items:
+        (keep if zlib.crc32(item.nodeid.encode()) % count == index else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+    items[:] = keep
+    return items
+
+
+def pytest_collection_modifyitems(config, items):
+    _shard_filter(config, items)
+    for item in items:
+        marks = {m.name for m in item.iter_markers()} & {"unit", "compile", "gpu", "bench"}
+        if len(marks) != 1:
+            raise pytest.UsageError(f"{item.nodeid} must carry exactly one of unit/compile/gpu/bench, has {marks}")
+        if "gpu" in marks and not _gpu_available():
+            item.add_marker(pytest.mark.skip(reason=_GPU_REASON))
+
+
+@pytest.fixture(scope="session")
+def nvdisasm():
+    from cuda.coop.backends.numba_mlir.compile import find_nvdisasm
+
+    return find_nvdisasm()
+
+
+@pytest.fixture
+def isolated_cache(tmp_path, monkeypatch):
+    """A private on-disk provider cache and an empty in-memory cache."""
+    from cuda.coop.core.cache import provider_cache
+
+    monkeypatch.setenv("CUDA_COOP_CACHE_DIR", str(tmp_path / "cache"))
+    provider_cache().clear_memory()
+    yield tmp_path / "cache"
+    provider_cache().clear_memory()
+
+
+def pytest_configure(config):
+    # Compile tests never need a driver; keep numba-cuda-mlir from probing for one
+    # in ways that print warnings.
+    os.environ.setdefault("NUMBA_CUDA_MLIR_QUIET", "1")

@@ -1,0 +1,252 @@
+"""Misuse of load/store: one broken argument per case, named error, message, user line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import traceback
+
+import numpy as np
+import pytest
+
+import cuda.coop as coop
+
+from ..kernelgen import module_from_source
+
+pytestmark = pytest.mark.compile
+
+nb = pytest.importorskip("numba_cuda_mlir")
+
+
+def _types():
+    from numba_cuda_mlir.numba_cuda import types
+
+    return types
+
+
+def compile_body(body: str, argtypes=None, block=128, params="src, dst, n"):
+    """Compile a kernel whose body is ``body``; return the exception it raises."""
+    from cuda.coop.numba_mlir import compile_cubin
+
+    types = _types()
+    module = module_from_source(f"""
+@cuda.jit
+def kernel({params}):
+{textwrap.indent(textwrap.dedent(body), '    ')}
+""")
+    if argtypes is None:
+        argtypes = (types.int32[::1], types.int32[::1], 4)
+    with pytest.raises(coop.CoopError) as info:
+        compile_cubin(module.kernel, argtypes, cc=(9, 0), block=block)
+    return info, module
+
+
+def assert_points_at_user_line(info, module, snippet):
+    """The last traceback frame is the kernel line that contains ``snippet``."""
+    frames = traceback.extract_tb(info.tb)
+    last = frames[-1]
+    assert last.filename == module.__file__, frames[-3:]
+    assert snippet in (last.line or ""), last
+    assert f'File "{module.__file__}"' in str(info.value)
+
+
+def test_non_constant_items_per_thread():
+    info, module = compile_body("""
+        items = coop.ThreadData(n * 2)
+        coop.load(coop.this_block(), src, items)
+    """, params="src, dst, n", argtypes=(_types().int32[::1], _types().int32[::1], _types().int64))
+    assert isinstance(info.value, coop.NonConstantArgumentError)
+    msg = str(info.value)
+    assert "items_per_thread" in msg and "compile time" in msg and "kernel argument" in msg
+    assert_points_at_user_line(info, module, "coop.ThreadData(n * 2)")
+
+
+def test_unsupported_dtype_of_payload():
+    info, module = compile_body("""
+        items = coop.ThreadData(4, dtype=np.float16)
+    """)
+    assert isinstance(info.value, coop.UnsupportedDtypeError)
+    assert "dtype=float16" in str(info.value) and "int32" in str(info.value)
+    assert_points_at_user_line(info, module, "np.float16")
+
+
+def test_unsupported_dtype_of_array():
+    types = _types()
+    info, module = compile_body("""
+        items = coop.ThreadData(4, dtype=np.int32)
+        coop.load(coop.this_block(), src, items)
+    """, argtypes=(types.boolean[::1], types.int32[::1], 4))
+    assert isinstance(info.value, coop.UnsupportedDtypeError)
+    assert "source" in str(info.value) and "bool" in str(info.value)
+    assert_points_at_user_line(info, module, "coop.load(")
+
+
+def test_dtype_mismatch_between_payload_and_array():
+    info, module = compile_body("""
+        items = coop.ThreadData(4, dtype=np.float32)
+        coop.load(coop.this_block(), src, items)
+    """)
+    assert isinstance(info.value, coop.DtypeMismatchError)
+    msg = str(info.value)
+    assert "float32" in msg and "int32" in msg and "dtype=np.int32" in msg
+
+
+def test_unknown_algorithm_lists_the_valid_ones():
+    info, module = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="transpose_warp")
+    """)
+    assert isinstance(info.value, coop.InvalidAlgorithmError)
+    msg = str(info.value)
+    assert "algorithm='transpose_warp'" in msg
+    for name in ("'direct'", "'striped'", "'vectorize'", "'transpose'", "'warp_transpose'",
+                 "'warp_transpose_timesliced'"):
+        assert name in msg
+    assert_points_at_user_line(info, module, "transpose_warp")
+
+
+def test_algorithm_the_group_does_not_support():
+    info, _ = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_warp(), src, items, algorithm="warp_transpose")
+    """)
+    assert isinstance(info.value, coop.UnsupportedAlgorithmForGroupError)
+    msg = str(info.value)
+    assert "warp_transpose" in msg and "coop.this_warp()" in msg and "'transpose'" in msg
+
+
+def test_oob_default_without_valid_items():
+    info, module = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, oob_default=0)
+    """)
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "oob_default" in str(info.value) and "valid_items" in str(info.value)
+    assert_points_at_user_line(info, module, "oob_default=0")
+
+
+@pytest.mark.parametrize("control", ["valid_items", "offset"])
+def test_float_controls_are_rejected(control):
+    info, module = compile_body(f"""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, {control}=1.5)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    assert f"{control}=" in str(info.value) and "integer" in str(info.value)
+
+
+def test_warp_group_needs_whole_warps():
+    info, module = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_warp(), src, items)
+    """, block=100)
+    assert isinstance(info.value, coop.UnsupportedBlockShapeError)
+    msg = str(info.value)
+    assert "multiple of 32" in msg and "100" in msg
+    assert_points_at_user_line(info, module, "coop.load(")
+
+
+def test_warp_transpose_needs_whole_warps():
+    info, _ = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="warp_transpose")
+    """, block=(10, 5))
+    assert isinstance(info.value, coop.UnsupportedBlockShapeError)
+    assert "algorithm='warp_transpose'" in str(info.value) and "(10, 5, 1)" in str(info.value)
+
+
+def test_block_shape_unknown_at_compile_time():
+    info, module = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+    """, block=None)
+    assert isinstance(info.value, coop.UnknownBlockDimensionError)
+    msg = str(info.value)
+    assert "kernel[grid, block]" in msg and "compile_cubin" in msg
+    assert_points_at_user_line(info, module, "coop.load(")
+
+
+def test_bad_group_width():
+    info, _ = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_warp().group_by(3), src, items)
+    """)
+    assert isinstance(info.value, coop.InvalidGroupWidthError)
+    assert "width=3" in str(info.value) and "1, 2, 4, 8, 16, 32" in str(info.value)
+
+
+def test_operand_passed_by_keyword_and_unknown_keyword():
+    info, _ = compile_body("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algoritm="direct")
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    assert "algoritm" in str(info.value) and "algorithm" in str(info.value)
+
+
+def test_store_scalar_of_wrong_dtype():
+    types = _types()
+    info, _ = compile_body("""
+        coop.store(coop.this_block(), dst, 1.5)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentValueError) or isinstance(
+        info.value, coop.DtypeMismatchError)
+
+
+def test_dtype_cannot_be_inferred():
+    info, module = compile_body("""
+        items = coop.ThreadData(4)
+        items[0] = 1
+    """)
+    assert isinstance(info.value, coop.UnknownDtypeError)
+    assert "dtype=" in str(info.value)
+
+
+def test_temp_storage_rejected_for_warp_groups():
+    info, _ = compile_body("""
+        ts = coop.TempStorage()
+        items = coop.ThreadData(4)
+        coop.load(coop.this_warp(), src, items, algorithm="transpose", temp_storage=ts)
+    """)
+    assert isinstance(info.value, coop.TempStorageError)
+    assert "temp_storage" in str(info.value) and "warp" in str(info.value)
+
+
+def test_temp_storage_too_small():
+    info, _ = compile_body("""
+        ts = coop.TempStorage(64)
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=ts)
+    """)
+    assert isinstance(info.value, coop.TempStorageError)
+    assert "size_in_bytes=64" in str(info.value) and "need" in str(info.value)
+
+
+def _run(code: str, env=None):
+    import os
+
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env)
+
+
+def test_backend_not_registered():
+    result = _run("""
+        import numpy as np
+        from numba_cuda_mlir import cuda
+        from cuda import coop
+        from cuda.coop.backends.numba_mlir import _compat as C
+
+        @cuda.jit
+        def k(src):
+            block = coop.this_block()
+
+        try:
+            C.compile_kernel(k.py_func, (C.types.int32[::1],), cc=(9, 0), block=(128, 1, 1))
+        except coop.BackendNotRegisteredError as e:
+            print("ERR", e)
+    """, env={"CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "1"})
+    assert "ERR coop.this_block()" in result.stdout, result.stderr[-2000:]
+    assert "coop.register('numba-cuda-mlir')" in result.stdout
