@@ -164,3 +164,123 @@ def test_load_store_matrix(kind, dtype, ipt):
 def test_load_store_multidimensional_blocks(kind, block):
     run_load_store(kind, "int32", 4, block=block, seed=1)
     run_load_store(kind, "float64", 7, block=block, seed=2)
+
+
+TEMP_STORAGE_KERNELS = """
+@cuda.jit
+def shared_auto(src, dst, tiles):
+    ts = coop.TempStorage()
+    block = coop.this_block()
+    for t in range(tiles):
+        items = coop.ThreadData(4)
+        off = (cuda.blockIdx.x * tiles + t) * cuda.blockDim.x * 4
+        coop.load(block, src, items, offset=off, algorithm="transpose", temp_storage=ts)
+        for i in range(4):
+            items[i] = items[i] * 2 + 1
+        coop.store(block, dst, items, offset=off, algorithm="warp_transpose", temp_storage=ts)
+
+@cuda.jit
+def manual_sync(src, dst, tiles):
+    ts = coop.TempStorage(auto_sync=False)
+    block = coop.this_block()
+    for t in range(tiles):
+        items = coop.ThreadData(4)
+        off = (cuda.blockIdx.x * tiles + t) * cuda.blockDim.x * 4
+        coop.load(block, src, items, offset=off, algorithm="warp_transpose", temp_storage=ts)
+        cuda.syncthreads()
+        coop.store(block, dst, items, offset=off, algorithm="transpose", temp_storage=ts)
+        cuda.syncthreads()
+
+@cuda.jit
+def exclusive(src, dst, tiles):
+    ts = coop.TempStorage(sharing="exclusive")
+    block = coop.this_block()
+    for t in range(tiles):
+        items = coop.ThreadData(4)
+        off = (cuda.blockIdx.x * tiles + t) * cuda.blockDim.x * 4
+        coop.load(block, src, items, offset=off, algorithm="transpose", temp_storage=ts)
+        coop.store(block, dst, items, offset=off, algorithm="transpose", temp_storage=ts)
+
+@cuda.jit
+def scalar_store_and_inferred(src, dst, n):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items, valid_items=n, oob_default=-1)
+    coop.store(block, dst, np.int32(items[0] + items[1]), offset=0)
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["shared_auto", "manual_sync", "exclusive"])
+def test_explicit_temp_storage_in_a_loop(name):
+    from numba_cuda_mlir import cuda
+
+    kernel = getattr(module_from_source(TEMP_STORAGE_KERNELS), name)
+    tiles, blocks, threads = 9, 40, 256
+    src = np.random.default_rng(3).integers(-1000, 1000, size=blocks * tiles * threads * 4).astype(np.int32)
+    dst = np.full_like(src, -7)
+    kernel[blocks, threads](src, dst, tiles)
+    cuda.synchronize()
+    expected = src * 2 + 1 if name == "shared_auto" else src
+    np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.gpu
+def test_scalar_store_and_payload_arithmetic():
+    from numba_cuda_mlir import cuda
+
+    kernel = module_from_source(TEMP_STORAGE_KERNELS).scalar_store_and_inferred
+    src = np.arange(256, dtype=np.int32) * 3
+    dst = np.full(128, 99, dtype=np.int32)
+    kernel[1, 128](src, dst, 200)
+    cuda.synchronize()
+    items = ref.load(src, "direct", 128, 2, valid_items=200, oob_default=-1)
+    np.testing.assert_array_equal(dst, (items[:, 0] + items[:, 1]).astype(np.int32))
+
+
+CACHE_SCRIPT = """
+import glob, json, os, sys, warnings
+import numpy as np
+from numba_cuda_mlir import cuda
+from cuda import coop
+sys.path.insert(0, os.path.dirname(__file__))
+
+@cuda.jit(cache=True)
+def cached_copy(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(4)
+    coop.load(block, src, items, algorithm="transpose")
+    coop.store(block, dst, items, algorithm="transpose")
+
+src = np.arange(512, dtype=np.int32)
+dst = np.zeros_like(src)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    cached_copy[1, 128](src, dst)
+cuda.synchronize()
+index = glob.glob(os.path.join(os.path.dirname(__file__), "__pycache__", "*cached_copy*"))
+print(json.dumps({"ok": bool((dst == src).all()), "index_files": index,
+                  "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+@pytest.mark.gpu
+def test_cache_true_never_reuses_a_coop_kernel(tmp_path):
+    """@cuda.jit(cache=True) cannot serve a stale coop kernel after a cuda-coop or CCCL change.
+
+    coop kernels are specialized per launch configuration, which numba-cuda-mlir 0.6
+    never writes to its on-disk kernel cache; so nothing can be reused across
+    processes (the provider cache, keyed by CCCL identity, makes recompiles fast).
+    """
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "cached_kernel.py"
+    script.write_text(CACHE_SCRIPT)
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        assert result["ok"]
+        assert not [f for f in result["index_files"] if f.endswith((".nbi", ".nbc"))], result

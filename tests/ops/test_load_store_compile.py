@@ -134,3 +134,26 @@ def test_block_shape_is_part_of_the_specialization():
     b = _compile(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=(16, 16))
     size = lambda kb: int(re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)[0])
     assert size(b) > size(a)
+
+
+@pytest.mark.parametrize("name", ["shared_auto", "manual_sync", "exclusive", "scalar_store_and_inferred"])
+def test_temp_storage_kernels_compile(name):
+    from .test_load_store import TEMP_STORAGE_KERNELS
+
+    types = _types()
+    kernel = getattr(module_from_source(TEMP_STORAGE_KERNELS), name)
+    kb = _compile(kernel, (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256)
+    regions = [int(s) for s in re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)]
+    bars = kb.ptx.count("bar.sync")
+    if name == "scalar_store_and_inferred":
+        assert regions == [] and bars == 0
+    elif name == "exclusive":
+        # Two call sites, each its own slice of one region: twice a transpose exchange.
+        assert len(regions) == 1 and regions[0] >= 2 * 4096
+    else:
+        assert len(regions) == 1 and 4096 <= regions[0] < 2 * 4096
+    if name == "manual_sync":
+        # auto_sync=False: only CUB's internal barriers and the user's two syncthreads.
+        auto = _compile(getattr(module_from_source(TEMP_STORAGE_KERNELS), "shared_auto"),
+                        (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256).ptx.count("bar.sync")
+        assert bars == auto

@@ -34,6 +34,7 @@ __all__ = [
     "InvalidArgumentValueError",
     "MissingArgumentError",
     "ConflictingArgumentsError",
+    "ExtentMismatchError",
     "TempStorageError",
     "HeaderResolutionError",
     "ToolkitMismatchError",
@@ -124,6 +125,10 @@ class MissingArgumentError(CoopError, TypeError):
 
 class ConflictingArgumentsError(CoopError, ValueError):
     """Two arguments cannot be combined (e.g. ``oob_default`` without ``valid_items``)."""
+
+
+class ExtentMismatchError(CoopError, ValueError):
+    """Payloads that must have the same ``items_per_thread`` do not (e.g. items and ranks)."""
 
 
 class TempStorageError(CoopError, ValueError):

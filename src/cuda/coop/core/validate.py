@@ -198,7 +198,8 @@ def optional_int_operand(call: str, label: str, arg, *, hint: str = "") -> Scala
     return arg
 
 
-def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype) -> ScalarArg | None:
+def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
+                             target: str = "the payload") -> ScalarArg | None:
     """A scalar that must have ``dtype``; literals must be representable in it."""
     if not is_given(arg):
         return None
@@ -221,8 +222,8 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype) -> Sca
         return arg
     if arg.dtype != dtype:
         raise DtypeMismatchError(
-            f"{call}: {label} has dtype {arg.dtype.name} but the payload has dtype {dtype.name}; "
-            f"convert it, e.g. np.{dtype.name}(value)"
+            f"{call}: {label} has dtype {arg.dtype.name} but {target} has dtype {dtype.name}; "
+            f"convert it, e.g. np.{dtype.name}(value) (Numba widens int32 arithmetic to int64)"
         )
     return arg
 

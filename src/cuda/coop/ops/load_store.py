@@ -229,7 +229,7 @@ def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=O
         items, passing = val.items, "payload"
     else:
         dtype = dst.dtype
-        v.optional_scalar_of_dtype(call, "value", val, dtype)
+        v.optional_scalar_of_dtype(call, "value", val, dtype, target="destination")
         items, passing = 1, "value"
     has_vi, _, has_off, controls = _controls(call, g, dtype, valid_items, offset)
     ts = v.optional_temp_storage(call, temp_storage, g)

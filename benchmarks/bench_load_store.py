@@ -1,0 +1,195 @@
+"""Tile copy of 1 GiB of int32 per block load/store algorithm.
+
+    python benchmarks/bench_load_store.py [--threads 256] [--items 16]
+
+Compares (1) the cuda.coop kernel (numba-cuda-mlir), (2) the same kernel in CUDA
+C++ with CUB built by nvcc, (3) cudaMemcpy device-to-device; and reports the
+compile latency of the coop kernel (cold provider cache, warm disk cache in a
+new process) next to the same copy kernel without coop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import build_cuda, import_source, nvcc_path, time_kernel, timed_subprocess, write_results  # noqa: E402
+
+ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
+N = 1 << 28  # int32 elements = 1 GiB
+
+CUB_SOURCE = r"""
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_store.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+template <int BT, int IPT, cub::BlockLoadAlgorithm LA, cub::BlockStoreAlgorithm SA>
+__global__ void copy_tile(const int* in, int* out) {
+  using BL = cub::BlockLoad<int, BT, IPT, LA>;
+  using BS = cub::BlockStore<int, BT, IPT, SA>;
+  __shared__ union { typename BL::TempStorage load; typename BS::TempStorage store; } storage;
+  int items[IPT];
+  const size_t offset = size_t(blockIdx.x) * BT * IPT;
+  BL(storage.load).Load(in + offset, items);
+  __syncthreads();
+  BS(storage.store).Store(out + offset, items);
+}
+
+template <int BT, int IPT, cub::BlockLoadAlgorithm LA, cub::BlockStoreAlgorithm SA>
+float bench(const int* in, int* out, size_t n) {
+  dim3 grid(unsigned(n / (BT * IPT)));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) copy_tile<BT, IPT, LA, SA><<<grid, BT>>>(in, out);
+  float best[20];
+  for (int r = 0; r < 20; ++r) {
+    cudaEventRecord(a); copy_tile<BT, IPT, LA, SA><<<grid, BT>>>(in, out); cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&best[r], a, b);
+  }
+  // median of 20
+  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (best[j] < best[i]) { float t = best[i]; best[i] = best[j]; best[j] = t; }
+  return 0.5f * (best[9] + best[10]);
+}
+
+int main() {
+  const size_t n = size_t(1) << 28;
+  int *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 1, n * 4);
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  float memcpy_ms[20];
+  for (int r = 0; r < 23; ++r) {
+    cudaEventRecord(a); cudaMemcpy(out, in, n * 4, cudaMemcpyDeviceToDevice); cudaEventRecord(b);
+    cudaEventSynchronize(b); if (r >= 3) cudaEventElapsedTime(&memcpy_ms[r - 3], a, b);
+  }
+  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (memcpy_ms[j] < memcpy_ms[i]) { float t = memcpy_ms[i]; memcpy_ms[i] = memcpy_ms[j]; memcpy_ms[j] = t; }
+  printf("{\"memcpy\": %f", 0.5f * (memcpy_ms[9] + memcpy_ms[10]));
+#define RUN(name, LA, SA) printf(", \"%s\": %f", name, bench<THREADS, ITEMS, cub::LA, cub::SA>(in, out, n));
+  RUN("direct", BLOCK_LOAD_DIRECT, BLOCK_STORE_DIRECT)
+  RUN("striped", BLOCK_LOAD_STRIPED, BLOCK_STORE_STRIPED)
+  RUN("vectorize", BLOCK_LOAD_VECTORIZE, BLOCK_STORE_VECTORIZE)
+  RUN("transpose", BLOCK_LOAD_TRANSPOSE, BLOCK_STORE_TRANSPOSE)
+  RUN("warp_transpose", BLOCK_LOAD_WARP_TRANSPOSE, BLOCK_STORE_WARP_TRANSPOSE)
+  RUN("warp_transpose_timesliced", BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED, BLOCK_STORE_WARP_TRANSPOSE_TIMESLICED)
+  printf("}\n");
+  cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+def make(algorithm):
+    @cuda.jit
+    def copy_tile(source, destination, items_per_thread):
+        block = coop.this_block()
+        items = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(block, source, items, offset=offset, algorithm=algorithm)
+        coop.store(block, destination, items, offset=offset, algorithm=algorithm)
+    return copy_tile
+"""
+
+LATENCY_CODE = r"""
+import json, time, numpy as np
+t_import = time.perf_counter()
+from numba_cuda_mlir import cuda
+{coop_import}
+t_import = time.perf_counter() - t_import
+{kernel}
+src = cuda.to_device(np.arange(256 * 16 * 4, dtype=np.int32)); dst = cuda.device_array_like(src)
+cuda.synchronize()
+t0 = time.perf_counter(); k[4, 256](src, dst, 16); cuda.synchronize(); first = time.perf_counter() - t0
+t0 = time.perf_counter(); k[4, 256](src, dst, 16); cuda.synchronize(); second = time.perf_counter() - t0
+assert (dst.copy_to_host() == src.copy_to_host()).all()
+print(json.dumps({{"import_s": t_import, "first_launch_s": first, "second_launch_s": second}}))
+"""
+
+COOP_KERNEL = """
+@cuda.jit
+def k(source, destination, items_per_thread):
+    block = coop.this_block()
+    items = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, items, offset=offset, algorithm="warp_transpose")
+    coop.store(block, destination, items, offset=offset, algorithm="warp_transpose")
+"""
+
+PLAIN_KERNEL = """
+@cuda.jit
+def k(source, destination, items_per_thread):
+    base = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread + cuda.threadIdx.x
+    for i in range(items_per_thread):
+        destination[base + i * cuda.blockDim.x] = source[base + i * cuda.blockDim.x]
+"""
+
+
+def throughput(threads: int, items: int):
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_load_store_kernels"))
+    src = cuda.to_device(np.arange(N, dtype=np.int32))
+    dst = cuda.device_array(N, dtype=np.int32)
+    grid = N // (threads * items)
+    results = {}
+    for algo in ALGORITHMS:
+        kernel = ns["make"](algo)
+        kernel[grid, threads](src, dst, items)
+        cuda.synchronize()
+        assert np.array_equal(dst[:1 << 20].copy_to_host(), np.arange(1 << 20, dtype=np.int32)), algo
+        results[algo] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
+    return results
+
+
+def latency():
+    cache = tempfile.mkdtemp(prefix="coop-bench-cache-")
+    env = {"CUDA_COOP_CACHE_DIR": cache}
+    coop = "from cuda import coop"
+    cold = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
+    warm = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
+    plain = timed_subprocess(LATENCY_CODE.format(coop_import="", kernel=PLAIN_KERNEL), env)
+    return {"cold": cold, "warm_disk_cache": warm, "without_coop": plain}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    report["coop_ms"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
+                         "copy_tile")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["latency"] = latency()
+    print(f"\n1 GiB int32 tile copy, {args.threads} threads x {args.items} items per thread")
+    print(f"{'algorithm':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s} {'% memcpy':>9s}")
+    cub = report.get("cub_ms", {})
+    memcpy = cub.get("memcpy")
+    for algo, ms in report["coop_ms"].items():
+        c = cub.get(algo)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
+        pct = f"{100 * memcpy / ms:8.1f}%" if memcpy else "      n/a"
+        print(f"{algo:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f} {pct}")
+    if memcpy:
+        print(f"{'cudaMemcpy D2D':28s} {memcpy:9.3f}")
+    lat = report["latency"]
+    print("\ncompile latency of copy_tile (first launch minus nothing; seconds)")
+    for key, val in lat.items():
+        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
+              f"import {val['import_s']:.2f}")
+    write_results("load_store", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Shared helpers for the device benchmarks: CUDA C++ baselines built with nvcc, event timing.
+
+Each benchmark compares a cuda.coop kernel with the same kernel written in CUDA
+C++ against CUB and built by nvcc (using the toolkit's CUB, i.e. the same CCCL
+version the Python side uses), and with the device's copy bandwidth.  Results
+are printed as a table and written as JSON (to ``$OUT`` when set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["nvcc_path", "build_cuda", "run_json", "time_kernel", "write_results", "cccl_include"]
+
+
+def nvcc_path() -> str | None:
+    for cand in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc", "/usr/local/cuda-13.0/bin/nvcc"):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+def cccl_include() -> str:
+    """The CCCL headers cuda.coop compiles against, so both sides use one CUB."""
+    from cuda.coop.core.toolchain import toolchain
+
+    return toolchain().cccl_include_dirs[0]
+
+
+def build_cuda(source: str, name: str, arch: str = "sm_90") -> Path:
+    """Compile a CUDA C++ program with nvcc -O3 and return the executable."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise FileNotFoundError("nvcc not found (CUDA toolkit needed for the C++ baseline)")
+    work = Path(tempfile.mkdtemp(prefix=f"coop-bench-{name}-"))
+    (work / f"{name}.cu").write_text(source)
+    exe = work / name
+    cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl_include()}", "-o", str(exe), str(work / f"{name}.cu")]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return exe
+
+
+def run_json(exe: Path, *args) -> dict:
+    out = subprocess.run([str(exe), *map(str, args)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def time_kernel(launch, *, warmup: int = 3, repeat: int = 20) -> float:
+    """Median milliseconds of ``launch()`` measured with CUDA events."""
+    from numba_cuda_mlir import cuda
+
+    for _ in range(warmup):
+        launch()
+    cuda.synchronize()
+    samples = []
+    for _ in range(repeat):
+        start, stop = cuda.event(), cuda.event()
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        samples.append(cuda.event_elapsed_time(start, stop))
+    return statistics.median(samples)
+
+
+def write_results(name: str, results) -> None:
+    out = Path(os.environ.get("OUT", ".")) / f"bench_{name}.json"
+    out.write_text(json.dumps(results, indent=2))
+    print(f"results written to {out}")
+
+
+def import_source(source: str, name: str):
+    """Import ``source`` as a module from a real file (numba-cuda-mlir reads kernel source)."""
+    import importlib.util
+
+    path = Path(tempfile.mkdtemp(prefix="coop-bench-src-")) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed_subprocess(code: str, env=None) -> dict:
+    """Run ``code`` as a script in a fresh interpreter; it prints one JSON line last."""
+    full = dict(os.environ)
+    full.update(env or {})
+    script = Path(tempfile.mkdtemp(prefix="coop-bench-script-")) / "latency.py"
+    script.write_text(code)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=full)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-3000:])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["process_s"] = time.perf_counter() - t0
+    return result

@@ -1,0 +1,39 @@
+"""Only backends/numba_mlir/_compat.py may import private numba_cuda_mlir names."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "cuda" / "coop"
+PUBLIC = {"numba_cuda_mlir", "numba_cuda_mlir.cuda", "numba_cuda_mlir.extending"}
+
+
+def _private_imports(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("numba_cuda_mlir"):
+            if node.module not in PUBLIC:
+                yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("numba_cuda_mlir") and alias.name not in PUBLIC:
+                    yield node.lineno, alias.name
+
+
+def test_private_numba_cuda_mlir_imports_live_in_compat():
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        if path.name == "_compat.py" and path.parent.name == "numba_mlir":
+            continue
+        offenders += [f"{path.relative_to(SRC)}:{line} {mod}" for line, mod in _private_imports(path)]
+    assert not offenders, "private numba_cuda_mlir imports outside _compat.py:\n" + "\n".join(offenders)
+
+
+def test_core_and_ops_never_import_the_compiler():
+    for sub in ("core", "ops", "reference"):
+        for path in (SRC / sub).rglob("*.py"):
+            text = path.read_text()
+            assert "numba_cuda_mlir" not in text, f"{path} is compiler-neutral"
