@@ -36,6 +36,8 @@ __all__ = [
     "ConflictingArgumentsError",
     "ExtentMismatchError",
     "TempStorageError",
+    "InvalidOperatorError",
+    "NotADeviceFunctionError",
     "HeaderResolutionError",
     "ToolkitMismatchError",
     "ProviderCompileError",
@@ -133,6 +135,14 @@ class ExtentMismatchError(CoopError, ValueError):
 
 class TempStorageError(CoopError, ValueError):
     """An explicit TempStorage is too small, misaligned or misused."""
+
+
+class InvalidOperatorError(CoopError, ValueError):
+    """An operator (``binary_op``, ``scan_op``, ...) is not one the operation accepts."""
+
+
+class NotADeviceFunctionError(CoopError, TypeError):
+    """A callable passed as an operator is not a ``@cuda.jit(device=True)`` function."""
 
 
 class HeaderResolutionError(CoopError, RuntimeError):

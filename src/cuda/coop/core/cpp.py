@@ -68,7 +68,9 @@ def _sync(plan: CallPlan) -> str:
     return (f"__syncwarp(((1u << {w}) - 1u) << ((linear_tid % 32u) / {w}u * {w}u));")
 
 
-def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True) -> Provider:
+def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True,
+                  callbacks: dict | None = None) -> Provider:
+    """The provider of one call; ``callbacks`` maps each callback role to its C symbol."""
     if plan.check_launch is not None:
         plan.check_launch(plan, launch)
     cpp = plan.generate(plan, launch)
@@ -88,7 +90,7 @@ def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True
         w = plan.storage.width
         temp = (f"void* temp = static_cast<char*>(temp_base) + (linear_tid / {w}u) * "
                 "((sizeof(TempStorage) + alignof(TempStorage) - 1) / alignof(TempStorage) * alignof(TempStorage));")
-    callbacks = "\n".join(cb_decl for cb_decl in _callback_decls(plan))
+    callbacks = "\n".join(_callback_decls(plan, callbacks or {}))
     template = f"""\
 namespace SYMBOL_ns {{
 constexpr int BLOCK_X = {x}, BLOCK_Y = {y}, BLOCK_Z = {z};
@@ -118,12 +120,29 @@ extern "C" __device__ void SYMBOL({", ".join(params)}) {{
                     source=template.replace("SYMBOL", symbol))
 
 
-def _callback_decls(plan: CallPlan):
+def _callback_decls(plan: CallPlan, symbols: dict):
+    """Declare each user callback and a forwarding function named by its role.
+
+    The symbol is derived from the function's identity by the backend, so it is
+    part of the provider's C++ and of its digest.  The LTO link inlines both the
+    forwarding function and the user's code.
+    """
     from .._dtypes import cxx_type
+    from ..ops._spec import PointerTo
+
+    def ctype(t):
+        return f"{cxx_type(t.dtype)}*" if isinstance(t, PointerTo) else cxx_type(t)
 
     for cb in plan.callbacks:
-        args = ", ".join(cxx_type(t) for t in cb.argtypes)
-        yield (f'extern "C" __device__ {cxx_type(cb.restype)} {cb.role}_SYMBOL({args});')
+        symbol = symbols.get(cb.role)
+        if symbol is None:  # pragma: no cover - a backend that does not compile callbacks
+            raise AssertionError(f"no compiled symbol for callback {cb.role!r} of {plan.call}")
+        params = [f"{ctype(t)} a{i}" for i, t in enumerate(cb.argtypes)]
+        args = ", ".join(f"a{i}" for i in range(len(cb.argtypes)))
+        rt = cxx_type(cb.restype)
+        yield f'extern "C" __device__ {rt} {symbol}({", ".join(ctype(t) for t in cb.argtypes)});'
+        yield (f"__device__ __forceinline__ {rt} {cb.role}({', '.join(params)}) "
+               f"{{ return {symbol}({args}); }}")
 
 
 def _indent(text: str, n: int) -> str:

@@ -16,8 +16,10 @@ from .._errors import (
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
     InvalidGroupError,
+    InvalidOperatorError,
     MissingArgumentError,
     NonConstantArgumentError,
+    NotADeviceFunctionError,
     TempStorageError,
     UnknownDtypeError,
     UnsupportedAlgorithmForGroupError,
@@ -30,10 +32,12 @@ from ..ops._spec import (
     DeviceFunctionArg,
     GroupArg,
     NoneArg,
+    OperatorArg,
     PayloadArg,
     ScalarArg,
     StringArg,
     TempStorageArg,
+    UnsupportedArg,
     describe,
 )
 
@@ -41,7 +45,7 @@ __all__ = [
     "is_given", "require_group", "choose", "choose_algorithm", "require_array", "require_payload",
     "resolve_payload_dtype", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
     "optional_temp_storage", "require_given_together", "require_literal_int", "optional_literal_int",
-    "require_numeric_operand",
+    "require_numeric_operand", "require_device_function", "choose_operator",
 ]
 
 
@@ -283,8 +287,46 @@ def require_given_together(call: str, first: str, first_arg, second: str, second
 
 
 def require_device_function(call: str, label: str, arg) -> DeviceFunctionArg:
-    if not isinstance(arg, DeviceFunctionArg):
-        raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a @cuda.jit(device=True) function"
+    if not isinstance(arg, DeviceFunctionArg) or not arg.device:
+        raise NotADeviceFunctionError(
+            f"{call}: {label}={describe(arg)} is not a device function; pass a function decorated "
+            "with @cuda.jit(device=True)"
         )
     return arg
+
+
+def choose_operator(call: str, label: str, arg, aliases: dict, *, default=None, callables=True,
+                    what: str = "operator"):
+    """An operator given as a string, a Python operator/ufunc, or a device function.
+
+    ``aliases`` maps every accepted spelling to its canonical name (the
+    :class:`OperatorArg` spellings ``"+"``, ``"*"``, ``"min"``, ``"max"``, ``"&"``,
+    ``"|"``, ``"^"``, ``"<"``, ... are looked up there too).  Returns the canonical
+    name, or the :class:`DeviceFunctionArg` when ``callables`` allows one.
+    """
+    spellings = _choices(list(dict.fromkeys(aliases)))
+    fix = f"use one of {spellings}" + (" or a @cuda.jit(device=True) function" if callables else "")
+    if not is_given(arg):
+        if default is None:
+            raise MissingArgumentError(f"{call}: {label} is required; {fix}")
+        return default
+    if isinstance(arg, DeviceFunctionArg):
+        if not callables:
+            raise InvalidOperatorError(f"{call}: {label}={describe(arg)} is not accepted here; use one of {spellings}")
+        return require_device_function(call, label, arg)
+    if isinstance(arg, OperatorArg):
+        if arg.name in aliases:
+            return aliases[arg.name]
+        raise InvalidOperatorError(f"{call}: {label}={arg.label} is not a supported {what}; {fix}")
+    if isinstance(arg, StringArg):
+        if arg.value is None:
+            raise NonConstantArgumentError(f"{call}: {label} must be a compile-time constant; {fix}")
+        value = arg.value.strip().lower().replace("-", "_")
+        if value in aliases:
+            return aliases[value]
+        raise InvalidOperatorError(f"{call}: {label}={arg.value!r} is not a supported {what}; {fix}")
+    if isinstance(arg, UnsupportedArg) and arg.type_name.startswith("Function("):
+        raise NotADeviceFunctionError(
+            f"{call}: {label}={arg.type_name} is neither a supported {what} nor a device function; {fix}"
+        )
+    raise InvalidOperatorError(f"{call}: {label}={describe(arg)} is not a valid {what}; {fix}")

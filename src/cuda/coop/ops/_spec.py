@@ -23,10 +23,10 @@ import numpy as np
 
 __all__ = [
     "GroupArg", "ArrayArg", "PayloadArg", "ScalarArg", "StringArg", "NoneArg", "DtypeArg",
-    "TempStorageArg", "DeviceFunctionArg", "UnsupportedArg", "Omitted", "OMITTED",
+    "TempStorageArg", "DeviceFunctionArg", "OperatorArg", "UnsupportedArg", "Omitted", "OMITTED",
     "ScalarResult", "PayloadResult", "TupleResult",
-    "AbiOperand", "Callback", "StorageNeed", "CallPlan", "LaunchFacts", "CppProvider",
-    "AlgorithmSpec", "OpSpec", "describe",
+    "AbiOperand", "PointerTo", "Callback", "StorageNeed", "CallPlan", "LaunchFacts", "CppProvider",
+    "AlgorithmSpec", "OpSpec", "describe", "python_operator",
 ]
 
 
@@ -109,11 +109,31 @@ class TempStorageArg:
 
 @dataclass(frozen=True)
 class DeviceFunctionArg:
-    """A user device function passed as an operator; ``handle`` is backend-specific."""
+    """A user function passed as an operator; ``handle`` is backend-specific.
+
+    ``key`` identifies the function (equal keys: the same code).  ``device`` is
+    False for a compiled function that is not a device function (a kernel): a
+    family reports it with ``validate.choose_operator``/``require_device_function``.
+    """
 
     handle: Any = field(compare=False, hash=False)
     key: Any = None
     name: str = ""
+    device: bool = True
+
+
+@dataclass(frozen=True)
+class OperatorArg:
+    """A Python operator function, builtin or NumPy ufunc passed as an operator.
+
+    ``name`` is its built-in spelling (``operator.add`` and ``np.add`` are
+    ``"+"``, ``max`` and ``np.maximum`` are ``"max"``; see :func:`python_operator`),
+    which families look up in the same alias tables as operator strings;
+    ``label`` is how the user wrote it, for messages.
+    """
+
+    name: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -162,7 +182,9 @@ def describe(arg) -> str:
         case TempStorageArg():
             return "coop.TempStorage(...)"
         case DeviceFunctionArg():
-            return f"device function {arg.name}"
+            return f"device function {arg.name}" if arg.device else f"kernel {arg.name}"
+        case OperatorArg():
+            return arg.label
         case UnsupportedArg():
             return arg.type_name
     return repr(arg)
@@ -217,13 +239,33 @@ class AbiOperand:
 
 
 @dataclass(frozen=True)
-class Callback:
-    """A user device function the provider calls, compiled from Python by the backend."""
+class PointerTo:
+    """A callback parameter that is a pointer to ``dtype`` (``T*``), e.g. per-thread state."""
 
-    source: str  # bound argument that holds the DeviceFunctionArg
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Callback:
+    """A user device function that the provider calls.
+
+    The backend compiles ``function`` for this signature (``restype``,
+    ``argtypes``: dtypes by value or :class:`PointerTo`) under a C symbol
+    derived from the function's identity, links it into the kernel, and the core
+    declares it in the provider's namespace as a forwarding function named
+    ``role``::
+
+        __device__ __forceinline__ R role(A0 a0, A1 a1);   // calls the user's code
+
+    so the family's C++ calls ``binary_op(a, b)`` (or wraps it in the functor
+    CUB wants).  The symbol is part of the generated C++, hence of the provider
+    digest: two different functions never share a provider.
+    """
+
+    role: str
+    function: DeviceFunctionArg
     restype: np.dtype
     argtypes: tuple
-    role: str  # e.g. "binary_op"; the provider refers to it as the functor of that role
 
 
 @dataclass(frozen=True)
@@ -317,3 +359,47 @@ class OpSpec:
     @property
     def signature(self) -> inspect.Signature:
         return inspect.signature(self.stub)
+
+
+# --------------------------------------------------------------------------------------
+# Python callables that stand for built-in operators
+# --------------------------------------------------------------------------------------
+
+def _python_operators() -> dict:
+    import builtins
+    import operator
+
+    table = {
+        operator.add: "+", operator.mul: "*", operator.sub: "-",
+        operator.and_: "&", operator.or_: "|", operator.xor: "^",
+        operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+        operator.eq: "==", operator.ne: "!=",
+        builtins.min: "min", builtins.max: "max",
+    }
+    labels = {obj: f"operator.{obj.__name__}" for obj in table if obj.__module__ in ("_operator", "operator")}
+    labels.update({builtins.min: "min", builtins.max: "max"})
+    ufuncs = {
+        "add": "+", "multiply": "*", "subtract": "-", "minimum": "min", "maximum": "max",
+        "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+        "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+        "not_equal": "!=",
+    }
+    for name, spelling in ufuncs.items():
+        table[getattr(np, name)] = spelling
+        labels[getattr(np, name)] = f"np.{name}"
+    return {obj: (spelling, labels[obj]) for obj, spelling in table.items()}
+
+
+_PY_OPERATORS = None
+
+
+def python_operator(obj) -> OperatorArg | None:
+    """The :class:`OperatorArg` for a Python operator function or NumPy ufunc, else None."""
+    global _PY_OPERATORS
+    if _PY_OPERATORS is None:
+        _PY_OPERATORS = _python_operators()
+    try:
+        found = _PY_OPERATORS.get(obj)
+    except TypeError:  # unhashable
+        return None
+    return OperatorArg(*found) if found is not None else None

@@ -227,6 +227,18 @@ def post_lto_ptx(compile_result) -> str | None:
         return None
 
 
+def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=False) -> bytes:
+    """LTO-IR of a Python device function with the C ABI under ``symbol``.
+
+    Public API (``cuda.compile``); no GPU is needed when ``compile_cubin``'s
+    compute-capability shim is active, and under a launch the driver answers.
+    """
+    options = {"fastmath": True} if fastmath else {}
+    ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c", abi_info={"abi_name": symbol},
+                                   output="ltoir", cc=tuple(cc), **options)
+    return bytes(ltoir)
+
+
 def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
     """Compile a kernel to cubin for ``cc`` and a launch ``block`` shape, with no GPU.
 

@@ -24,6 +24,7 @@ from ...core.storage import StorageUse, plan_storage
 from ...ops import _spec as spec
 from ...ops._registry import all_specs
 from . import _compat as C
+from .callbacks import resolve_callbacks
 from .rewrite import HIDDEN_KEYWORDS, SITES
 from .types import GroupType, ThreadDataType, numba_type_of_dtype
 from .typing import GROUP_BY_KEY, plan_call
@@ -42,6 +43,7 @@ class _Call:
     site: int | None
     temp_storage: spec.TempStorageArg | None
     provider: object = None
+    callback_items: tuple = ()  # LTO-IR of the user callbacks the provider calls
 
 
 class KernelState:
@@ -107,7 +109,9 @@ class KernelState:
             if call.temp_storage is not None and call.temp_storage.auto_sync is False:
                 auto_sync = False
             try:
-                call.provider = make_provider(call.plan, launch, auto_sync=auto_sync)
+                symbols, items = resolve_callbacks(call.plan, cc) if call.plan.callbacks else ({}, [])
+                call.callback_items = tuple(items)
+                call.provider = make_provider(call.plan, launch, auto_sync=auto_sync, callbacks=symbols)
             except CoopError as exc:
                 _raise_at_site(exc, call.site)
             providers.append(call.provider)
@@ -220,6 +224,8 @@ def _lower_operation(lower, target, args, kws, op_spec):
         operands.append(base)
         operand_types.append(ptr)
     lower.link_external_item(state.ltoir)
+    for item in call.callback_items:
+        lower.link_external_item(item)
     C.call_void(lower, provider.symbol, operands, operand_types)
     if plan.result is None:
         return

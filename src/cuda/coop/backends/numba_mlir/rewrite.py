@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import itertools
 import threading
+import types
 from dataclasses import dataclass
 
+from ..._diagnostics import raise_at
+from ..._errors import NotADeviceFunctionError
 from ..._kernel_api import KernelConstructMeta, KernelFunction
 from ..._payloads import ThreadData
 from ._compat import Rewrite, ir, register_rewrite
@@ -124,6 +127,24 @@ def _dtype_source(func_ir, payload_var):
     return None
 
 
+def _reject_plain_functions(func_ir, expr, name, loc, fname):
+    """A plain Python function passed to an operation: say how to make it a device function.
+
+    Numba cannot type a plain function value ("Untyped global name"), so without
+    this check the user would see that instead of what to do.
+    """
+    operands = [(None, a) for a in expr.args] + list(expr.kws)
+    for label, var in operands:
+        value = _resolve_value(func_ir, var)
+        if isinstance(value, types.FunctionType):
+            what = "a lambda" if value.__name__ == "<lambda>" else f"{value.__name__}, a plain Python function"
+            where = f"{label}=" if label else "an operand "
+            raise_at(NotADeviceFunctionError(
+                f"coop.{name}(): {where}{what}, is not a device function; decorate it with "
+                "@cuda.jit(device=True) (numba_cuda_mlir.cuda) and pass that"
+            ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
 @register_rewrite("before-inference")
 class TagCoopCallSites(Rewrite):
     def __init__(self, state=None):
@@ -166,6 +187,8 @@ class TagCoopCallSites(Rewrite):
                         if source is not None:
                             expr.kws = list(expr.kws) + [("_dtype_from", source)]
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
+                if isinstance(callee, KernelFunction):
+                    _reject_plain_functions(func_ir, expr, name, inst.loc, fname)
                 with _lock:
                     site_id = next(_counter)
                     SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg)

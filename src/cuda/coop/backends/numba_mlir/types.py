@@ -112,8 +112,15 @@ def describe_type(ty):
         dt = numpy_dtype(inner)
         return spec.DtypeArg(dt) if dt is not None else spec.UnsupportedArg(str(inner))
     if isinstance(ty, types.Dispatcher):
-        return spec.DeviceFunctionArg(handle=ty.dispatcher, key=_dispatcher_key(ty.dispatcher),
-                                      name=getattr(ty.dispatcher, "__name__", str(ty)))
+        dispatcher = ty.dispatcher
+        device = bool(getattr(dispatcher, "targetoptions", {}).get("device", False))
+        return spec.DeviceFunctionArg(handle=dispatcher, key=_dispatcher_key(dispatcher),
+                                      name=getattr(dispatcher, "__name__", str(ty)), device=device)
+    if isinstance(ty, types.Function):
+        # operator.add, np.maximum, max, ...: stand-ins for built-in operators.
+        found = spec.python_operator(getattr(ty, "typing_key", None))
+        if found is not None:
+            return found
     return spec.UnsupportedArg(str(ty))
 
 
