@@ -12,6 +12,7 @@ from .._dtypes import SUPPORTED_DTYPES, dtype_names, is_integer
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
+    ExtentMismatchError,
     InvalidAlgorithmError,
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
@@ -330,3 +331,34 @@ def choose_operator(call: str, label: str, arg, aliases: dict, *, default=None, 
             f"{call}: {label}={arg.type_name} is neither a supported {what} nor a device function; {fix}"
         )
     raise InvalidOperatorError(f"{call}: {label}={describe(arg)} is not a valid {what}; {fix}")
+
+
+def require_integer_payload(call: str, label: str, arg, *, purpose: str = "") -> PayloadArg:
+    """A ThreadData of integer dtype (ranks, flags); ``purpose`` completes the message."""
+    if not isinstance(arg, PayloadArg):
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} must be a coop.ThreadData of integers{purpose}"
+        )
+    dtype = require_known_dtype(call, label, arg)
+    if not is_integer(dtype):
+        raise InvalidArgumentTypeError(
+            f"{call}: {label} has dtype {dtype.name}, but it must be an integer ThreadData{purpose}; "
+            "create it with e.g. coop.ThreadData(n, dtype=np.int32)"
+        )
+    return arg
+
+
+def require_same_items(call: str, label: str, arg: PayloadArg, ref_label: str, ref: PayloadArg):
+    """``arg`` must have as many items per thread as ``ref``."""
+    if arg.items != ref.items:
+        raise ExtentMismatchError(
+            f"{call}: {label} has {arg.items} items per thread but {ref_label} has {ref.items}; "
+            f"they pair up item by item, so create {label} with coop.ThreadData({ref.items}, ...)"
+        )
+    return arg
+
+
+def forbid(call: str, label: str, arg, why: str):
+    """``label`` must not be given here; ``why`` says when it applies."""
+    if is_given(arg):
+        raise ConflictingArgumentsError(f"{call}: {label}= {why}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from . import load_store
+from . import exchange, load_store
 
 FAMILIES = (
     load_store,
+    exchange,
 )
 
 

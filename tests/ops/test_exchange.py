@@ -1,0 +1,233 @@
+"""Exchange: NumPy reference checks (unit) and NumPy-checked GPU runs.
+
+GPU matrix: one kernel per (group kind, dtype, items_per_thread) runs every mode
+of that group (block: each mode with and without warp time slicing, one call
+with an explicit TempStorage; warp: both modes for every logical width), on
+several blocks whose ranks are a permutation, a permutation with out-of-tile
+ranks, and random ranks with collisions.  Outputs start poisoned; unspecified
+slots (scatter holes and collisions) are masked by the reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda.coop.ops.exchange import MODES
+from cuda.coop.reference import exchange as ref
+
+from ..kernelgen import group_expr, module_from_source
+
+BLOCK_DTYPES = ["int8", "uint16", "int32", "float32", "int64", "float64"]
+WARP_DTYPES = ["int8", "int32", "float32", "float64"]
+ITEMS = [1, 3, 4, 8]  # 8: CUB pads shared memory for power-of-two K > 4
+LOGICAL_WIDTHS = [1, 2, 4, 8, 16, 32]
+# Rank and flag dtypes vary with the payload dtype, so every kind is covered
+# without more kernels.
+RANK_DTYPES = {"int8": "int16", "uint16": "int32", "int32": "int64", "float32": "uint16",
+               "int64": "int32", "float64": "uint32"}
+FLAG_DTYPES = {"int8": "int8", "uint16": "int32", "int32": "uint8", "float32": "int64",
+               "int64": "int32", "float64": "int16"}
+
+
+def block_cases(warp_multiple=True):
+    """(mode, warp_time_slicing, explicit TempStorage) of one block kernel."""
+    cases = []
+    for m in MODES.values():
+        if m.needs_warp_multiple and not warp_multiple:
+            continue
+        cases.append((m.name, False, False))
+        if m.time_slicing:
+            cases.append((m.name, True, False))
+    cases.append(("blocked_to_striped", False, True))
+    return cases
+
+
+def warp_cases():
+    """(width, mode) of one warp kernel."""
+    return [(w, m) for w in LOGICAL_WIDTHS for m in ("striped_to_blocked", "blocked_to_striped")]
+
+
+_PROLOGUE = """
+DT = np.{dtype}
+RT = np.{rank_dtype}
+FT = np.{flag_dtype}
+
+@cuda.jit
+def kernel(src, ranks, flags, out, items_per_thread):
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    base = cuda.blockIdx.x * nthreads * items_per_thread + tid * items_per_thread
+    a = coop.ThreadData(items_per_thread, dtype=DT)
+    r = coop.ThreadData(items_per_thread, dtype=RT)
+    f = coop.ThreadData(items_per_thread, dtype=FT)
+    for i in range(items_per_thread):
+        a[i] = src[base + i]
+        r[i] = ranks[base + i]
+        f[i] = flags[base + i]
+"""
+
+_WRITE = """    for i in range(items_per_thread):
+        out[{row}, base + i] = {var}[i]
+"""
+
+
+def exchange_kernel(kind: str, dtype: str, warp_multiple: bool = True):
+    """One kernel: every case of ``kind`` writes row ``case`` of ``out``; the last row is the input."""
+    rank_dtype, flag_dtype = RANK_DTYPES[dtype], FLAG_DTYPES[dtype]
+    lines = [_PROLOGUE.format(dtype=dtype, rank_dtype=rank_dtype, flag_dtype=flag_dtype)]
+    if kind == "block":
+        cases = block_cases(warp_multiple)
+        lines.append("    ts = coop.TempStorage()\n")
+        for row, (mode, sliced, explicit) in enumerate(cases):
+            kw = [f'mode="{mode}"']
+            if MODES[mode].ranks:
+                kw.append("ranks=r")
+            if MODES[mode].flags:
+                kw.append("valid_flags=f")
+            if sliced:
+                kw.append("warp_time_slicing=True")
+            if explicit:
+                kw.append("temp_storage=ts")
+            lines.append(f"    x = coop.exchange(coop.this_block(), a, {', '.join(kw)})\n")
+            lines.append(_WRITE.format(row=row, var="x"))
+    else:
+        cases = warp_cases()
+        for row, (width, mode) in enumerate(cases):
+            lines.append(f'    x = coop.exchange({group_expr("warp", width)}, a, mode="{mode}")\n')
+            lines.append(_WRITE.format(row=row, var="x"))
+    lines.append(_WRITE.format(row=len(cases), var="a"))
+    return module_from_source("".join(lines)).kernel, cases
+
+
+def _random(rng, dtype, n):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return (rng.standard_normal(n) * 1000).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, size=n, endpoint=True, dtype=dt)
+
+
+def make_ranks(rng, rank_dtype, tile, nblocks):
+    """Per block: a permutation; one with out-of-tile ranks; random ranks (collisions, holes)."""
+    dt = np.dtype(rank_dtype)
+    info = np.iinfo(dt)
+    blocks = []
+    for b in range(nblocks):
+        kind = b % 3
+        if kind == 0:
+            r = rng.permutation(tile).astype(np.int64)
+        elif kind == 1:
+            r = rng.permutation(tile).astype(np.int64)
+            bad = rng.choice(tile, size=max(1, tile // 8), replace=False)
+            outside = [tile, tile + 7, int(info.max)] + ([-1, int(info.min)] if dt.kind == "i" else [])
+            if dt.itemsize == 8:
+                outside.append(2**32 + 3)  # wraps into the tile if narrowed to int before the check
+            r[bad] = rng.choice(outside, size=len(bad))
+        else:
+            r = rng.integers(0, tile, size=tile)
+        blocks.append(r.astype(dt))
+    return np.concatenate(blocks)
+
+
+def run_exchange(kind, dtype, ipt, block=(128, 1, 1), seed=0, warp_multiple=True):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(seed)
+    block_threads = int(np.prod(block))
+    tile = block_threads * ipt
+    nblocks = 3
+    n = nblocks * tile
+    src = _random(rng, dtype, n)
+    ranks = make_ranks(rng, RANK_DTYPES[dtype], tile, nblocks)
+    flags = rng.integers(0, 2, size=n).astype(FLAG_DTYPES[dtype])
+    kernel, cases = exchange_kernel(kind, dtype, warp_multiple)
+    poison = np.dtype(dtype).type(7)
+    out = np.full((len(cases) + 1, n), poison, dtype=dtype)
+    kernel[nblocks, block](src, ranks, flags, out, ipt)
+    cuda.synchronize()
+    for b in range(nblocks):
+        sl = slice(b * tile, (b + 1) * tile)
+        slots = src[sl].reshape(block_threads, ipt)
+        rk = ranks[sl].reshape(block_threads, ipt)
+        fl = flags[sl].reshape(block_threads, ipt)
+        np.testing.assert_array_equal(out[len(cases), sl], src[sl], err_msg="the input payload changed")
+        for row, case in enumerate(cases):
+            if kind == "block":
+                mode, width = case[0], None
+            else:
+                width, mode = case
+            expected, defined = ref.exchange(slots, mode, group_width=width, ranks=rk, valid_flags=fl)
+            got = out[row, sl].reshape(block_threads, ipt)
+            label = f"{kind} {case} {dtype} ipt={ipt} block={block} block#{b}"
+            np.testing.assert_array_equal(got[defined], expected[defined], err_msg=label)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ipt", ITEMS)
+@pytest.mark.parametrize("dtype", BLOCK_DTYPES)
+def test_block_exchange(dtype, ipt):
+    run_exchange("block", dtype, ipt)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ipt", ITEMS)
+@pytest.mark.parametrize("dtype", WARP_DTYPES)
+def test_warp_exchange(dtype, ipt):
+    run_exchange("warp", dtype, ipt)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block", [(16, 6, 1), (8, 4, 4)], ids=["2d-96", "3d-128"])
+def test_multidimensional_blocks(block):
+    run_exchange("block", "int32", 4, block=block, seed=1)
+    run_exchange("warp", "float64", 3, block=block, seed=2)
+
+
+@pytest.mark.gpu
+def test_block_not_a_multiple_of_32():
+    """Warp-striped modes need whole warps; every other block mode takes any shape."""
+    run_exchange("block", "float32", 3, block=(10, 5, 1), seed=3, warp_multiple=False)
+
+
+# ----------------------------------------------------------------------------------------
+# The reference model itself
+# ----------------------------------------------------------------------------------------
+
+@pytest.mark.unit
+def test_reference_layouts_round_trip():
+    for layout in ("blocked", "striped", "warp_striped"):
+        pos = ref.tile_positions(layout, 64, 3)
+        assert sorted(pos.ravel()) == list(range(64 * 3)), layout
+        tile = np.arange(64 * 3)
+        np.testing.assert_array_equal(ref.to_tile(ref.from_tile(tile, layout, 64), layout), tile)
+
+
+@pytest.mark.unit
+def test_reference_matches_cub_documentation():
+    # CUB's BlockExchange example: striped {[0,128,256,384], [1,129,...]} -> blocked {[0,1,2,3], ...}
+    striped = ref.from_tile(np.arange(512), "striped", 128)
+    assert striped[1].tolist() == [1, 129, 257, 385]
+    out, defined = ref.exchange(striped, "striped_to_blocked")
+    assert defined.all() and out[1].tolist() == [4, 5, 6, 7]
+    # Warp-striped: lane l of warp w holds w*32*K + i*32 + l.
+    assert ref.tile_positions("warp_striped", 64, 2)[33].tolist() == [65, 97]
+
+
+@pytest.mark.unit
+def test_reference_scatter_drops_out_of_tile_ranks_and_marks_collisions():
+    slots = np.arange(8).reshape(4, 2)
+    ranks = np.array([[7, 6], [-1, 4], [3, 100], [1, 1]])
+    out, defined = ref.exchange(slots, "scatter_to_blocked", ranks=ranks)
+    assert out.ravel()[[3, 4, 6, 7]].tolist() == [4, 3, 1, 0]
+    assert defined.ravel().tolist() == [False, False, False, True, True, False, True, True]
+    flags = np.array([[1, 0], [1, 1], [1, 1], [0, 1]])
+    out, defined = ref.exchange(slots, "scatter_to_striped_flagged", ranks=ranks, valid_flags=flags)
+    # striped: thread t slot i shows position t + 4*i
+    assert defined.ravel().tolist() == [False, True, True, False, False, False, True, True]
+
+
+@pytest.mark.unit
+def test_reference_modes_match_the_op_table():
+    for name, mode in MODES.items():
+        assert ref.MODE_LAYOUTS[name] == (mode.source, mode.target), name
