@@ -24,14 +24,17 @@ for i in range(4):
 """
 
 
-def compile_error(body: str, *, block=128, prelude=PRELUDE, argtypes=None):
-    """Compile a kernel ``kernel(src, dst, n)`` whose body is ``prelude + body``; return the error."""
+def compile_error(body: str, *, block=128, prelude=PRELUDE, argtypes=None, module_code=""):
+    """Compile a kernel ``kernel(src, dst, n)`` whose body is ``prelude + body``; return the error.
+
+    ``module_code`` goes before the kernel (device functions, imports).
+    """
     from numba_cuda_mlir.numba_cuda import types
 
     from cuda.coop.numba_mlir import compile_cubin
 
     code = textwrap.dedent(prelude) + textwrap.dedent(body)
-    module = module_from_source(f"""
+    module = module_from_source(f"""{textwrap.dedent(module_code)}
 @cuda.jit
 def kernel(src, dst, n):
 {textwrap.indent(code, '    ')}

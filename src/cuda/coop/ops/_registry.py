@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from . import exchange, load_store
+from . import neighbors, shuffle
 
 FAMILIES = (
     load_store,
     exchange,
+    shuffle,
+    neighbors,
 )
 
 
