@@ -1,0 +1,216 @@
+"""Block and warp exchange inside a tile copy of 1 GiB of int32.
+
+    python benchmarks/bench_exchange.py [--threads 256] [--items 16]
+
+Each case loads a tile in one layout, exchanges it and stores it in the other
+(so the output equals the input), in (1) a cuda.coop kernel (numba-cuda-mlir)
+and (2) the same kernel in CUDA C++ with CUB built by nvcc.  The scatter case
+reverses each tile through ``ranks``; the cuda.coop call also checks every rank
+against the tile (out-of-tile ranks are dropped), which CUB's plain scatter does
+not.  Reports milliseconds, the coop/CUB ratio and GB/s (read + write).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+
+N = 1 << 28  # int32 elements = 1 GiB
+
+CASES = ["striped_to_blocked", "blocked_to_striped", "striped_to_blocked_timesliced", "scatter_to_striped",
+         "warp_striped_to_blocked", "logical8_striped_to_blocked"]
+
+CUB_SOURCE = r"""
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_store.cuh>
+#include <cub/warp/warp_exchange.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
+
+template <bool SLICED, bool TO_BLOCKED>
+__global__ void block_exchange(const int* in, int* out) {
+  using Ex = cub::BlockExchange<int, BT, IPT, SLICED>;
+  __shared__ typename Ex::TempStorage storage;
+  const size_t base = size_t(blockIdx.x) * TILE;
+  int a[IPT], b[IPT];
+  if (TO_BLOCKED) {
+    cub::LoadDirectStriped<BT>(threadIdx.x, in + base, a);
+    Ex(storage).StripedToBlocked(a, b);
+    cub::StoreDirectBlocked(threadIdx.x, out + base, b);
+  } else {
+    cub::LoadDirectBlocked(threadIdx.x, in + base, a);
+    Ex(storage).BlockedToStriped(a, b);
+    cub::StoreDirectStriped<BT>(threadIdx.x, out + base, b);
+  }
+}
+
+__global__ void scatter(const int* in, int* out) {
+  using Ex = cub::BlockExchange<int, BT, IPT>;
+  __shared__ typename Ex::TempStorage storage;
+  const size_t base = size_t(blockIdx.x) * TILE;
+  int a[IPT], b[IPT], ranks[IPT];
+  cub::LoadDirectBlocked(threadIdx.x, in + base, a);
+  for (int i = 0; i < IPT; ++i) ranks[i] = TILE - 1 - (int(threadIdx.x) * IPT + i);
+  Ex(storage).ScatterToStriped(a, b, ranks);
+  cub::StoreDirectStriped<BT>(threadIdx.x, out + base, b);  // the tile, reversed
+}
+
+template <int W>
+__global__ void warp_exchange(const int* in, int* out) {
+  using Ex = cub::WarpExchange<int, IPT, W>;
+  __shared__ typename Ex::TempStorage storage[BT / W];
+  const int warp = threadIdx.x / W, lane = threadIdx.x % W;
+  const size_t base = size_t(blockIdx.x) * TILE + size_t(warp) * W * IPT;
+  int a[IPT], b[IPT];
+  cub::LoadDirectStriped<W>(lane, in + base, a);
+  Ex(storage[warp]).StripedToBlocked(a, b);
+  cub::StoreDirectBlocked(lane, out + base, b);
+}
+
+template <typename K>
+float bench(K kernel, const int* in, int* out, size_t n) {
+  dim3 grid(unsigned(n / TILE));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) kernel<<<grid, BT>>>(in, out);
+  float t[20];
+  for (int r = 0; r < 20; ++r) {  // 10 back-to-back launches per sample, as on the Python side
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) kernel<<<grid, BT>>>(in, out);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
+  }
+  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
+  return 0.5f * (t[9] + t[10]);
+}
+
+int main() {
+  const size_t n = size_t(1) << 28;
+  int *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 1, n * 4);
+  printf("{\"striped_to_blocked\": %f", bench(block_exchange<false, true>, in, out, n));
+  printf(", \"blocked_to_striped\": %f", bench(block_exchange<false, false>, in, out, n));
+  printf(", \"striped_to_blocked_timesliced\": %f", bench(block_exchange<true, true>, in, out, n));
+  printf(", \"scatter_to_striped\": %f", bench(scatter, in, out, n));
+  printf(", \"warp_striped_to_blocked\": %f", bench(warp_exchange<32>, in, out, n));
+  printf(", \"logical8_striped_to_blocked\": %f", bench(warp_exchange<8>, in, out, n));
+  printf("}\n");
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+import numpy as np
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+
+def block_exchange(sliced, to_blocked):
+    @cuda.jit
+    def kernel(source, destination, items_per_thread):
+        block = coop.this_block()
+        a = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        if to_blocked:
+            coop.load(block, source, a, offset=offset, algorithm="striped")
+            b = coop.exchange(block, a, mode="striped_to_blocked", warp_time_slicing=sliced)
+            coop.store(block, destination, b, offset=offset, algorithm="direct")
+        else:
+            coop.load(block, source, a, offset=offset, algorithm="direct")
+            b = coop.exchange(block, a, mode="blocked_to_striped", warp_time_slicing=sliced)
+            coop.store(block, destination, b, offset=offset, algorithm="striped")
+    return kernel
+
+
+@cuda.jit
+def scatter(source, destination, items_per_thread):
+    block = coop.this_block()
+    tile = cuda.blockDim.x * items_per_thread
+    a = coop.ThreadData(items_per_thread)
+    ranks = coop.ThreadData(items_per_thread, dtype=np.int32)
+    offset = cuda.blockIdx.x * tile
+    coop.load(block, source, a, offset=offset, algorithm="direct")
+    for i in range(items_per_thread):
+        ranks[i] = tile - 1 - (cuda.threadIdx.x * items_per_thread + i)
+    b = coop.exchange(block, a, mode="scatter_to_striped", ranks=ranks)
+    coop.store(block, destination, b, offset=offset, algorithm="striped")
+
+
+def warp_exchange(width):
+    @cuda.jit
+    def kernel(source, destination, items_per_thread):
+        warp = coop.this_warp().group_by(width)
+        a = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(warp, source, a, offset=offset, algorithm="striped")
+        b = coop.exchange(warp, a, mode="striped_to_blocked")
+        coop.store(warp, destination, b, offset=offset, algorithm="direct")
+    return kernel
+"""
+
+
+def kernels(ns):
+    return {
+        "striped_to_blocked": ns["block_exchange"](False, True),
+        "blocked_to_striped": ns["block_exchange"](False, False),
+        "striped_to_blocked_timesliced": ns["block_exchange"](True, True),
+        "scatter_to_striped": ns["scatter"],
+        "warp_striped_to_blocked": ns["warp_exchange"](32),
+        "logical8_striped_to_blocked": ns["warp_exchange"](8),
+    }
+
+
+def throughput(threads: int, items: int):
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_exchange_kernels"))
+    src = cuda.to_device(np.arange(N, dtype=np.int32))
+    dst = cuda.device_array(N, dtype=np.int32)
+    tile = threads * items
+    grid = N // tile
+    head = np.arange(4 * tile, dtype=np.int32)
+    results = {}
+    for name, kernel in kernels(ns).items():
+        kernel[grid, threads](src, dst, items)
+        cuda.synchronize()
+        got = dst[:4 * tile].copy_to_host()
+        expected = head.reshape(4, tile)[:, ::-1].ravel() if name.startswith("scatter") else head
+        assert np.array_equal(got, expected), name
+        results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    report["coop_ms"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
+                         "exchange")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    print(f"\n1 GiB int32 load -> exchange -> store, {args.threads} threads x {args.items} items per thread")
+    print(f"{'case':32s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s}")
+    cub = report.get("cub_ms", {})
+    for name, ms in report["coop_ms"].items():
+        c = cub.get(name)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
+        print(f"{name:32s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+    write_results("exchange", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""Adjacent difference and discontinuity over 1 GiB of int32.
+
+    python benchmarks/bench_neighbors.py [--threads 256] [--items 16]
+
+Each case loads a blocked tile, combines every item with its neighbour and
+stores the result (differences, or int32 flags: heads, or heads + 2 * tails),
+in (1) a cuda.coop kernel (numba-cuda-mlir) and (2) the same kernel in CUDA C++
+with CUB's BlockAdjacentDifference / BlockDiscontinuity built by nvcc.  The
+``*_callback`` cases pass a Python device function as the operator (inlined by
+LTO), against a C++ functor.  Reports milliseconds, coop/CUB and GB/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+
+N = 1 << 28  # int32 elements = 1 GiB
+
+CUB_SOURCE = r"""
+#include <cub/block/block_adjacent_difference.cuh>
+#include <cub/block/block_discontinuity.cuh>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_store.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
+
+struct Sub { __device__ int operator()(int a, int b) const { return a - b; } };
+struct AbsDiff { __device__ int operator()(int a, int b) const { return a > b ? a - b : b - a; } };
+struct Unequal { __device__ bool operator()(int a, int b) const { return a != b; } };
+
+template <bool RIGHT, typename Op>
+__global__ void difference(const int* in, int* out) {
+  using AD = cub::BlockAdjacentDifference<int, BT>;
+  __shared__ typename AD::TempStorage storage;
+  const size_t base = size_t(blockIdx.x) * TILE;
+  int a[IPT], b[IPT];
+  cub::LoadDirectBlocked(threadIdx.x, in + base, a);
+  if (RIGHT) AD(storage).SubtractRight(a, b, Op{}); else AD(storage).SubtractLeft(a, b, Op{});
+  cub::StoreDirectBlocked(threadIdx.x, out + base, b);
+}
+
+template <bool BOTH>
+__global__ void flags(const int* in, int* out) {
+  using BD = cub::BlockDiscontinuity<int, BT>;
+  __shared__ typename BD::TempStorage storage;
+  const size_t base = size_t(blockIdx.x) * TILE;
+  int a[IPT], h[IPT], t[IPT];
+  cub::LoadDirectBlocked(threadIdx.x, in + base, a);
+  if (BOTH) {
+    BD(storage).FlagHeadsAndTails(h, t, a, Unequal{});
+    for (int i = 0; i < IPT; ++i) h[i] += 2 * t[i];
+  } else {
+    BD(storage).FlagHeads(h, a, Unequal{});
+  }
+  cub::StoreDirectBlocked(threadIdx.x, out + base, h);
+}
+
+template <typename K>
+float bench(K kernel, const int* in, int* out, size_t n) {
+  dim3 grid(unsigned(n / TILE));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) kernel<<<grid, BT>>>(in, out);
+  float t[20];
+  for (int r = 0; r < 20; ++r) {  // 10 back-to-back launches per sample, as on the Python side
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) kernel<<<grid, BT>>>(in, out);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
+  }
+  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
+  return 0.5f * (t[9] + t[10]);
+}
+
+int main() {
+  const size_t n = size_t(1) << 28;
+  int *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 1, n * 4);
+  printf("{\"difference_left\": %f", bench(difference<false, Sub>, in, out, n));
+  printf(", \"difference_right\": %f", bench(difference<true, Sub>, in, out, n));
+  printf(", \"difference_left_callback\": %f", bench(difference<false, AbsDiff>, in, out, n));
+  printf(", \"heads\": %f", bench(flags<false>, in, out, n));
+  printf(", \"heads_and_tails\": %f", bench(flags<true>, in, out, n));
+  printf("}\n");
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+
+@cuda.jit(device=True)
+def absdiff(a, b):
+    return a - b if a > b else b - a
+
+
+def difference(direction, callback):
+    @cuda.jit
+    def kernel(source, destination, items_per_thread):
+        block = coop.this_block()
+        a = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(block, source, a, offset=offset)
+        if callback:
+            b = coop.adjacent_difference(block, a, direction=direction, difference_op=absdiff)
+        else:
+            b = coop.adjacent_difference(block, a, direction=direction)
+        coop.store(block, destination, b, offset=offset)
+    return kernel
+
+
+@cuda.jit
+def heads(source, destination, items_per_thread):
+    block = coop.this_block()
+    a = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, a, offset=offset)
+    h = coop.discontinuity(block, a, mode="heads")
+    coop.store(block, destination, h, offset=offset)
+
+
+@cuda.jit
+def heads_and_tails(source, destination, items_per_thread):
+    block = coop.this_block()
+    a = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, a, offset=offset)
+    h, t = coop.discontinuity(block, a, mode="heads_and_tails")
+    for i in range(items_per_thread):
+        h[i] = h[i] + 2 * t[i]
+    coop.store(block, destination, h, offset=offset)
+"""
+
+
+def kernels(ns):
+    return {
+        "difference_left": ns["difference"]("left", False),
+        "difference_right": ns["difference"]("right", False),
+        "difference_left_callback": ns["difference"]("left", True),
+        "heads": ns["heads"],
+        "heads_and_tails": ns["heads_and_tails"],
+    }
+
+
+def _expected(name, tiles):
+    if name == "difference_left":
+        return np.concatenate([tiles[:, :1], np.diff(tiles, axis=1)], axis=1)
+    if name == "difference_right":
+        return np.concatenate([-np.diff(tiles, axis=1), tiles[:, -1:]], axis=1)
+    if name == "difference_left_callback":
+        return np.concatenate([tiles[:, :1], np.abs(np.diff(tiles, axis=1))], axis=1)
+    h = np.concatenate([np.ones_like(tiles[:, :1]), (np.diff(tiles, axis=1) != 0)], axis=1)
+    t = np.concatenate([(np.diff(tiles, axis=1) != 0), np.ones_like(tiles[:, :1])], axis=1)
+    return h if name == "heads" else h + 2 * t
+
+
+def throughput(threads: int, items: int):
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_neighbors_kernels"))
+    tile = threads * items
+    host = (np.arange(N, dtype=np.int64) // 3 % 1000).astype(np.int32)  # runs of 3 equal values
+    src = cuda.to_device(host)
+    dst = cuda.device_array(N, dtype=np.int32)
+    grid = N // tile
+    results = {}
+    for name, kernel in kernels(ns).items():
+        kernel[grid, threads](src, dst, items)
+        cuda.synchronize()
+        got = dst[:4 * tile].copy_to_host().reshape(4, tile)
+        assert np.array_equal(got, _expected(name, host[:4 * tile].reshape(4, tile))), name
+        results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    report["coop_ms"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
+                         "neighbors")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    print(f"\n1 GiB int32 load -> neighbours -> store, {args.threads} threads x {args.items} items per thread")
+    print(f"{'case':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s}")
+    cub = report.get("cub_ms", {})
+    for name, ms in report["coop_ms"].items():
+        c = cub.get(name)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
+        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+    write_results("neighbors", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

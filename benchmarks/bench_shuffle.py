@@ -1,0 +1,183 @@
+"""Block shuffle inside a copy of 1 GiB of int32.
+
+    python benchmarks/bench_shuffle.py [--threads 256] [--items 16]
+
+Tile cases load a blocked tile, shift it by one position (``mode="up"``/``"down"``)
+and store it; scalar cases move one value per thread (``"offset"``, ``"rotate"``).
+Each runs as (1) a cuda.coop kernel (numba-cuda-mlir) and (2) the same kernel in
+CUDA C++ with CUB's BlockShuffle built by nvcc.  ``up_by_runtime_distance`` (the
+staged-tile shift that CUB has no counterpart for) is reported without a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+
+N = 1 << 28  # int32 elements = 1 GiB
+
+CUB_SOURCE = r"""
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_shuffle.cuh>
+#include <cub/block/block_store.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
+using Shuffle = cub::BlockShuffle<int, BT>;
+
+template <bool UP>
+__global__ void shift(const int* in, int* out) {
+  __shared__ typename Shuffle::TempStorage storage;
+  const size_t base = size_t(blockIdx.x) * TILE;
+  int a[IPT], b[IPT];
+  cub::LoadDirectBlocked(threadIdx.x, in + base, a);
+  for (int i = 0; i < IPT; ++i) b[i] = a[i];
+  if (UP) Shuffle(storage).Up(a, b); else Shuffle(storage).Down(a, b);
+  cub::StoreDirectBlocked(threadIdx.x, out + base, b);
+}
+
+template <bool ROTATE>
+__global__ void scalar(const int* in, int* out) {
+  __shared__ typename Shuffle::TempStorage storage;
+  const size_t i = size_t(blockIdx.x) * BT + threadIdx.x;
+  int v = in[i], r = v;
+  if (ROTATE) Shuffle(storage).Rotate(v, r, 1u); else Shuffle(storage).Offset(v, r, 1);
+  out[i] = r;
+}
+
+template <typename K>
+float bench(K kernel, const int* in, int* out, size_t n, int per_block) {
+  dim3 grid(unsigned(n / per_block));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) kernel<<<grid, BT>>>(in, out);
+  float t[20];
+  for (int r = 0; r < 20; ++r) {  // 10 back-to-back launches per sample, as on the Python side
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) kernel<<<grid, BT>>>(in, out);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
+  }
+  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
+  return 0.5f * (t[9] + t[10]);
+}
+
+int main() {
+  const size_t n = size_t(1) << 28;
+  int *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 1, n * 4);
+  printf("{\"up\": %f", bench(shift<true>, in, out, n, TILE));
+  printf(", \"down\": %f", bench(shift<false>, in, out, n, TILE));
+  printf(", \"offset\": %f", bench(scalar<false>, in, out, n, BT));
+  printf(", \"rotate\": %f", bench(scalar<true>, in, out, n, BT));
+  printf("}\n");
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+
+def shift(mode):
+    @cuda.jit
+    def kernel(source, destination, distance, items_per_thread):
+        block = coop.this_block()
+        a = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(block, source, a, offset=offset)
+        b = coop.shuffle(block, a, mode=mode)
+        coop.store(block, destination, b, offset=offset)
+    return kernel
+
+
+@cuda.jit
+def up_by_runtime_distance(source, destination, distance, items_per_thread):
+    block = coop.this_block()
+    a = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, a, offset=offset)
+    b = coop.shuffle(block, a, mode="up", distance=distance)
+    coop.store(block, destination, b, offset=offset)
+
+
+def scalar(mode):
+    @cuda.jit
+    def kernel(source, destination, distance, items_per_thread):
+        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        destination[i] = coop.shuffle(coop.this_block(), source[i], mode=mode)
+    return kernel
+"""
+
+TILE_CASES = ("up", "down", "up_by_runtime_distance")
+
+
+def kernels(ns):
+    return {"up": ns["shift"]("up"), "down": ns["shift"]("down"),
+            "up_by_runtime_distance": ns["up_by_runtime_distance"],
+            "offset": ns["scalar"]("offset"), "rotate": ns["scalar"]("rotate")}
+
+
+def throughput(threads: int, items: int):
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_shuffle_kernels"))
+    src = cuda.to_device(np.arange(N, dtype=np.int32))
+    dst = cuda.device_array(N, dtype=np.int32)
+    head = np.arange(N, dtype=np.int32)[:4 * threads * items]
+    results = {}
+    for name, kernel in kernels(ns).items():
+        per_block = threads * items if name in TILE_CASES else threads
+        ipt = items if name in TILE_CASES else 1
+        grid = N // per_block
+        kernel[grid, threads](src, dst, np.int64(1), ipt)
+        cuda.synchronize()
+        got = dst[:len(head)].copy_to_host().reshape(-1, per_block)
+        tiles = head.reshape(-1, per_block)
+        if name.startswith("up"):
+            expected = np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
+        elif name == "down":
+            expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
+        else:
+            expected = np.roll(tiles, -1, axis=1)
+            if name == "offset":
+                expected[:, -1] = tiles[:, -1]
+        assert np.array_equal(got, expected), name
+        results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, np.int64(1), ipt))
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    report["coop_ms"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
+                         "shuffle")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    print(f"\n1 GiB int32 load -> shuffle -> store, {args.threads} threads x {args.items} items per thread "
+          "(scalar cases: one item per thread)")
+    print(f"{'case':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s}")
+    cub = report.get("cub_ms", {})
+    for name, ms in report["coop_ms"].items():
+        c = cub.get(name)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
+        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+    write_results("shuffle", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
