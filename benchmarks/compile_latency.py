@@ -1,0 +1,165 @@
+"""Compile latency of cuda.coop kernels on the host (no GPU needed).
+
+    python benchmarks/compile_latency.py [--repeat 3] [--json out.json]
+
+Each scenario runs in a fresh Python process with its own provider cache directory and
+times ``cuda.coop.numba_mlir.compile_cubin`` (typing, C++ generation, NVRTC, nvJitLink
+LTO: everything a first launch does except loading the module on a device):
+
+- import: ``from numba_cuda_mlir import cuda`` + ``from cuda import coop``
+- plain kernel: a copy kernel without cuda.coop (numba-cuda-mlir alone)
+- cold: first coop kernel of a process, empty provider cache (NVRTC without PCH)
+- second kernel: another coop kernel in the same process (NVRTC builds the PCH)
+- third kernel: a third one (NVRTC reuses the PCH)
+- same calls again: a kernel whose CUB calls repeat the first one's (memory cache hit)
+- warm disk: the cold kernel in a new process, provider cache filled by a previous one
+- PCH off / PCH from the first compile: the cold and second-kernel paths with
+  CUDA_COOP_NVRTC_PCH=0 and =1
+
+The docs' performance page quotes the medians of one run of this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+SCRIPT = textwrap.dedent('''
+    import json, sys, time
+    t0 = time.perf_counter()
+    from numba_cuda_mlir import cuda
+    from cuda import coop
+    from cuda.coop.numba_mlir import compile_cubin
+    import numpy as np
+    t_import = time.perf_counter() - t0
+
+    @cuda.jit
+    def plain(src, dst):
+        i = cuda.grid(1)
+        if i < src.size:
+            dst[i] = src[i]
+
+    @cuda.jit
+    def first(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        off = cuda.blockIdx.x * cuda.blockDim.x * 4
+        coop.load(block, src, items, offset=off, algorithm="warp_transpose")
+        coop.store(block, dst, items, offset=off, algorithm="warp_transpose")
+
+    @cuda.jit
+    def second(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(8)
+        off = cuda.blockIdx.x * cuda.blockDim.x * 8
+        coop.load(block, src, items, offset=off, algorithm="transpose")
+        coop.store(block, dst, items, offset=off, algorithm="striped")
+
+    @cuda.jit
+    def third(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(2)
+        off = cuda.blockIdx.x * cuda.blockDim.x * 2
+        coop.load(block, src, items, offset=off, algorithm="warp_transpose_timesliced")
+        coop.store(block, dst, items, offset=off, algorithm="vectorize")
+
+    @cuda.jit
+    def repeat(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        off = cuda.blockIdx.x * cuda.blockDim.x * 4
+        coop.load(block, src, items, offset=off, algorithm="warp_transpose")
+        coop.store(block, dst, items, offset=off, algorithm="warp_transpose")
+
+    args = (np.zeros(1, np.int32), np.zeros(1, np.int32))
+    out = {"import_s": t_import}
+    for name in sys.argv[1].split(","):
+        kernel = {"plain": plain, "first": first, "second": second, "third": third,
+                  "repeat": repeat}[name]
+        t = time.perf_counter()
+        compile_cubin(kernel, args, cc=(9, 0), block=256)
+        out[name + "_s"] = time.perf_counter() - t
+    print("RESULT " + json.dumps(out))
+''')
+
+
+def run(kernels: str, env: dict) -> dict:
+    full = dict(os.environ, **env)
+    full.pop("CUDA_COOP_SOURCE_DUMP_DIR", None)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernels], capture_output=True, text=True,
+                          env=full, timeout=900)
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if not line:
+        raise RuntimeError(proc.stderr[-3000:])
+    return json.loads(line[-1][7:])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json")
+    args = parser.parse_args(argv)
+    samples: dict = {}
+
+    def add(key, value):
+        samples.setdefault(key, []).append(value)
+
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            env = {"CUDA_COOP_CACHE_DIR": cache}
+            r = run("plain", env)
+            add("import", r["import_s"])
+            add("plain kernel (no cuda.coop)", r["plain_s"])
+            r = run("first,second,third,repeat", env)
+            add("cold: first coop kernel, empty cache", r["first_s"])
+            add("second kernel, same process (builds the PCH)", r["second_s"])
+            add("third kernel, same process (reuses the PCH)", r["third_s"])
+            add("same CUB calls again (memory cache)", r["repeat_s"])
+            r = run("first", env)
+            add("warm disk cache, new process", r["first_s"])
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            r = run("first,second,third", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"})
+            add("third kernel, CUDA_COOP_NVRTC_PCH=0", r["third_s"])
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            r = run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "1"})
+            add("cold with CUDA_COOP_NVRTC_PCH=1", r["first_s"])
+    import numba_cuda_mlir
+
+    from cuda.coop.core.toolchain import toolchain
+
+    tc = toolchain()
+
+    import datetime
+
+    report = {
+        "date": datetime.date.today().isoformat(),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                   f"Python {platform.python_version()}",
+        "toolchain": f"NVRTC {'.'.join(map(str, tc.nvrtc_version))}, nvJitLink "
+                     f"{'.'.join(map(str, tc.nvjitlink_version))}, CCCL {tc.cccl_version_str}",
+        "numba_cuda_mlir": numba_cuda_mlir.__version__,
+        "repeat": args.repeat,
+        "median_s": {k: statistics.median(v) for k, v in samples.items()},
+        "min_s": {k: min(v) for k, v in samples.items()},
+        "samples_s": samples,
+    }
+    width = max(map(len, samples))
+    print(f"{report['machine']}; {report['toolchain']}; numba-cuda-mlir {report['numba_cuda_mlir']}")
+    print(f"  {'':<{width}}  {'median':>7}  {'min':>7}")
+    for key, value in report["median_s"].items():
+        print(f"  {key:<{width}}  {value:7.3f}  {report['min_s'][key]:7.3f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return report
+
+
+if __name__ == "__main__":
+    main()
