@@ -72,9 +72,9 @@ def _shard_filter(config, items):
 def pytest_collection_modifyitems(config, items):
     _shard_filter(config, items)
     for item in items:
-        marks = {m.name for m in item.iter_markers()} & {"unit", "compile", "gpu", "bench"}
+        marks = {m.name for m in item.iter_markers()} & {"unit", "compile", "gpu", "bench", "browser"}
         if len(marks) != 1:
-            raise pytest.UsageError(f"{item.nodeid} must carry exactly one of unit/compile/gpu/bench, has {marks}")
+            raise pytest.UsageError(f"{item.nodeid} must carry exactly one of unit/compile/gpu/bench/browser, has {marks}")
         if "gpu" in marks and not _gpu_available():
             item.add_marker(pytest.mark.skip(reason=_GPU_REASON))
 
