@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from . import exchange, load_store
+from . import merge_sort, radix, topk
 from . import neighbors, shuffle
 
 FAMILIES = (
     load_store,
     exchange,
+    merge_sort,
+    radix,
+    topk,
     shuffle,
     neighbors,
 )

@@ -281,7 +281,8 @@ def _lower_temp_storage(lower, target, args, kws):
     lower.store_var(target, lower.get_numba_type(target.name))
 
 
-def _lower_items_per_thread(context, lower, target, value, attr):
+def _lower_items_per_thread(context, lower, target, value, attr=None):
+    # numba's registry calls attribute-specific getattr lowerings without ``attr``.
     lower.store_var(target, lower.get_numba_type(value.name).items)
 
 

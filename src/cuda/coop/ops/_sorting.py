@@ -1,0 +1,94 @@
+"""Pieces shared by the ordering families: merge sort, radix sort/rank and TopK.
+
+Not a family (no ``SPECS``): C++ snippets for key orderings and payload copies,
+and the planning helpers the three families use the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import cxx_type, is_float
+from ..core import validate as v
+from ._spec import PayloadArg
+
+__all__ = [
+    "key_dtype", "value_dtype", "ordering_functor", "copy_in", "copy_out", "bit_ordering",
+    "param_dict",
+]
+
+
+def param_dict(plan) -> dict:
+    """A plan's ``params`` (a tuple of ``(name, value)`` pairs) as a dict."""
+    return dict(plan.params)
+
+
+def key_dtype(call: str, label: str, keys) -> tuple[PayloadArg, np.dtype]:
+    """The keys payload and its dtype (it must be known: a loaded or typed ThreadData)."""
+    payload = v.require_payload(call, label, keys)
+    return payload, v.require_known_dtype(call, label, payload)
+
+
+def value_dtype(call: str, keys: PayloadArg, values) -> tuple[PayloadArg, np.dtype]:
+    """The values payload of a pairs operation: any dtype, the keys' items_per_thread."""
+    payload = v.require_payload(call, "values", values)
+    dtype = v.require_known_dtype(call, "values", payload)
+    v.require_same_items(call, "values", payload, "keys", keys)
+    return payload, dtype
+
+
+def ordering_functor(name: str, dtype: np.dtype, descending: bool) -> str:
+    """A C++ strict weak ordering over keys of ``dtype``.
+
+    Floating-point keys order NaN after every number (as ``np.sort`` does) and
+    treat -0.0 and +0.0 as equal; a plain ``a < b`` is not a strict weak
+    ordering once NaN appears, and merge sort would then scramble the tile.
+    ``descending`` reverses the order (NaN first).
+    """
+    t = cxx_type(dtype)
+    if is_float(dtype):
+        less = "a < b || (b != b && a == a)"
+        greater = "b < a || (a != a && b == b)"
+    else:
+        less, greater = "a < b", "b < a"
+    body = greater if descending else less
+    return (f"struct {name} {{\n"
+            f"  __device__ __forceinline__ bool operator()(const {t}& a, const {t}& b) const "
+            f"{{ return {body}; }}\n}};")
+
+
+def copy_in(dst: str, src: str, t: str) -> str:
+    """Declare ``t dst[IPT]`` and copy a payload into it (CUB sorts in place; inputs are kept)."""
+    return f"{t} {dst}[IPT];\n#pragma unroll\nfor (int i = 0; i < IPT; ++i) {dst}[i] = {src}[i];"
+
+
+def copy_out(dst: str, src: str) -> str:
+    return f"#pragma unroll\nfor (int i = 0; i < IPT; ++i) {dst}[i] = {src}[i];"
+
+
+def bit_ordering(name: str, dtype: np.dtype) -> str:
+    """C++ ``name::Bits`` (the unsigned type of a key) and ``name::to(key)``.
+
+    ``to`` maps a key to unsigned bits whose unsigned order is the key order that
+    CUB's radix sort uses: unsigned keys unchanged, signed keys with the sign bit
+    flipped, floats with the sign bit flipped when positive and every bit flipped
+    when negative, -0.0 mapped to +0.0 (CUB sorts them as equal).  NaNs order by
+    their bits: positive NaNs above +inf, negative NaNs below -inf.
+    """
+    t = cxx_type(dtype)
+    size = np.dtype(dtype).itemsize
+    bits = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[size]
+    sign = f"(({bits})1 << {size * 8 - 1})"
+    if np.dtype(dtype).kind == "u":
+        conv = "return b;"
+    elif np.dtype(dtype).kind == "i":
+        conv = f"return ({bits})(b ^ {sign});"
+    else:
+        conv = (f"if (b == {sign}) b = 0;  // -0.0 sorts as +0.0\n"
+                f"    return (b & {sign}) ? ({bits})~b : ({bits})(b | {sign});")
+    return (f"struct {name} {{\n"
+            f"  using Bits = {bits};\n"
+            f"  static constexpr int BITS = {size * 8};\n"
+            f"  static __device__ __forceinline__ Bits to({t} key) {{\n"
+            f"    Bits b = reinterpret_cast<const Bits&>(key);\n"
+            f"    {conv}\n  }}\n}};")

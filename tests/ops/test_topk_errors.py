@@ -1,0 +1,84 @@
+"""Misuse of TopK: one broken argument per case, named error, message, user line."""
+
+from __future__ import annotations
+
+import pytest
+
+import cuda.coop as coop
+
+from .test_load_store_errors import assert_points_at_user_line, compile_body
+
+pytestmark = pytest.mark.compile
+
+nb = pytest.importorskip("numba_cuda_mlir")
+
+SETUP = """
+        keys = coop.ThreadData(4, dtype=np.float32)
+        vals = coop.ThreadData(4, dtype=np.int32)
+        for i in range(4):
+            keys[i] = src[i]
+            vals[i] = i
+"""
+
+
+def fails(body, **kw):
+    return compile_body(SETUP + body, **kw)
+
+
+def test_k_is_required():
+    info, module = fails("""
+        out = coop.topk_min_keys(coop.this_block(), keys)
+    """)
+    assert isinstance(info.value, coop.MissingArgumentError)
+    assert "k= is required" in str(info.value)
+    assert_points_at_user_line(info, module, "coop.topk_min_keys(")
+
+
+def test_static_k_negative():
+    info, module = fails("""
+        out = coop.topk_max_keys(coop.this_block(), keys, k=-1)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentValueError)
+    assert "k=-1" in str(info.value)
+
+
+def test_static_k_larger_than_the_tile():
+    info, module = fails("""
+        out = coop.topk_max_keys(coop.this_block(), keys, k=600)
+    """, block=128)
+    assert isinstance(info.value, coop.InvalidArgumentValueError)
+    msg = str(info.value)
+    assert "k=600" in msg and "512 keys" in msg and "0 <= k <= 512" in msg
+    assert_points_at_user_line(info, module, "coop.topk_max_keys(")
+
+
+def test_k_must_be_an_integer():
+    info, _ = fails("""
+        out = coop.topk_min_keys(coop.this_block(), keys, k=2.5)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    assert "k=" in str(info.value) and "integer" in str(info.value)
+
+
+def test_topk_is_a_block_operation():
+    info, _ = fails("""
+        out = coop.topk_min_keys(coop.this_warp(), keys, k=3)
+    """)
+    assert isinstance(info.value, coop.InvalidGroupError)
+
+
+def test_pairs_with_another_item_count():
+    info, module = fails("""
+        other = coop.ThreadData(8, dtype=np.int32)
+        k, v = coop.topk_min_pairs(coop.this_block(), keys, other, k=3)
+    """)
+    assert isinstance(info.value, coop.ExtentMismatchError)
+    assert_points_at_user_line(info, module, "coop.topk_min_pairs(")
+
+
+def test_valid_items_must_be_an_integer():
+    info, _ = fails("""
+        out = coop.topk_min_keys(coop.this_block(), keys, k=3, valid_items=2.0)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    assert "valid_items=" in str(info.value)
