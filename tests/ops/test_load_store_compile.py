@@ -157,3 +157,68 @@ def test_temp_storage_kernels_compile(name):
         auto = _compile(getattr(module_from_source(TEMP_STORAGE_KERNELS), "shared_auto"),
                         (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256).ptx.count("bar.sync")
         assert bars == auto
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                   "float32", "float64"])
+def test_gpu_matrix_kernels_compile(dtype):
+    """The GPU matrix's generated kernels compile here, so the device run finds only numeric issues."""
+    from .test_load_store import _oob, _poison, load_store_kernel
+
+    types = _types()
+    a1, a2 = getattr(types, dtype)[::1], getattr(types, dtype)[:, ::1]
+    kernel = load_store_kernel("block", dtype, _poison(dtype), _oob(dtype))
+    kb = _compile(kernel, (a1, a1, a2, a2, a2, a2, a2, types.int64[::1], 7), cc=(9, 0), block=128)
+    assert kb.cubin[:4] == b"\x7fELF"
+
+
+SOURCES_OF_ITEMS_PER_THREAD = """
+IPT = 4
+
+@cuda.jit
+def from_global(src, dst):
+    items = coop.ThreadData(IPT)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+@cuda.jit
+def from_literal(src, dst):
+    items = coop.ThreadData(3, dtype=np.float64, alignment=32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+def make_closure(ipt):
+    @cuda.jit
+    def from_closure(src, dst):
+        items = coop.ThreadData(ipt)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, items)
+    return from_closure
+
+@cuda.jit
+def dtype_from_store_destination(src, dst):
+    items = coop.ThreadData(2)
+    for i in range(items.items_per_thread):
+        items[i] = src[cuda.threadIdx.x * 2 + i]
+    coop.store(coop.this_block(), dst, items, algorithm="transpose")
+
+@cuda.jit
+def dtype_from_slice(src, dst, n):
+    items = coop.ThreadData(2)
+    coop.load(coop.this_block(), src[n:], items)
+    coop.store(coop.this_block(), dst, items)
+"""
+
+
+@pytest.mark.parametrize("name", ["from_global", "from_literal", "from_closure",
+                                  "dtype_from_store_destination", "dtype_from_slice"])
+def test_items_per_thread_and_dtype_sources(name):
+    types = _types()
+    module = module_from_source(SOURCES_OF_ITEMS_PER_THREAD)
+    kernel = module.make_closure(5) if name == "from_closure" else getattr(module, name)
+    args = [types.float64[::1], types.float64[::1]] + ([types.int64] if name == "dtype_from_slice" else [])
+    kb = _compile(kernel, args, cc=(9, 0), block=64)
+    loads = len(re.findall(r"ld\.global(\.nc)?\.f64", kb.ptx))
+    expected = {"from_global": 4, "from_literal": 3, "from_closure": 5, "dtype_from_store_destination": 2,
+                "dtype_from_slice": 2}[name]
+    assert loads == expected, kb.ptx[-2000:]

@@ -47,7 +47,7 @@ class NumbaMlirBackend:
         def _typeof_warp(val, c):
             return GroupType("warp", val.width)
 
-        C.refresh_registries()
+        C.refresh_registries_if_needed()
 
     def numba_type_of(self, obj):
         try:

@@ -91,6 +91,20 @@ from numba_cuda_mlir.lowering_utilities import (  # noqa: E402
 from numba_cuda_mlir._whole_function_planners import _RequireLaunchConfig  # noqa: E402
 
 ForceLiteralArg = _errors.ForceLiteralArg
+
+
+def refresh_registries_if_needed():
+    """Make already-initialized compiler contexts see our typing and lowering entries.
+
+    Contexts initialized later read the extension registries themselves, so
+    refreshing an uninitialized context would only move its (0.5-2 s) set-up from
+    the first compile to ``import cuda.coop``; the classic CUDA target is never
+    needed here (``include_uninitialized_cuda=False``).
+    """
+    from numba_cuda_mlir.descriptor import mlir_target
+
+    if getattr(mlir_target, "_typingctx_initialized", True) or getattr(mlir_target, "_targetctx_initialized", True):
+        refresh_registries(include_uninitialized_cuda=False)
 LTOIR = cuda.LTOIR
 
 
@@ -160,6 +174,13 @@ def pointer_plus_bytes(ptr, offset: int):
     from numba_cuda_mlir.lowering_utilities import i64_of
 
     return llvm_ptr_add_bytes(ptr, i64_of(offset))
+
+
+def array_extent(array):
+    """The length of a 1-D array (its memref's dimension 0) as an i64 value."""
+    from numba_cuda_mlir.lowering_utilities import i64_of, index_of
+
+    return i64_of(mlir_memref.dim(array, index_of(0)))
 
 
 def local_array(lower, numba_dtype, items: int, alignment: int | None):
@@ -247,7 +268,10 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
     Returns numba-cuda-mlir's compile result (``metadata["cubin"]`` is the cubin).
     """
     from numba_cuda_mlir import mlir_compiler
+    from numba_cuda_mlir.descriptor import mlir_target
     from numba_cuda_mlir.mlir_optimization import optimize
+
+    mlir_target.ensure_initialized()  # what a dispatcher compile does first
 
     with forced_compute_capability(cc):
         dispatcher = cuda.jit(pyfunc, lto=True, **options)
