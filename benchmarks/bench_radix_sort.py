@@ -1,0 +1,246 @@
+"""Block radix sort of 2^24 uint32 keys in tiles of 128 threads x 16 keys.
+
+    python benchmarks/bench_radix_sort.py [--threads 128] [--items 16]
+
+Each case loads a tile (``warp_transpose``: coalesced reads into the blocked
+layout), sorts it with a block radix sort and stores it, in (1) a cuda.coop
+kernel (numba-cuda-mlir) and (2) the same kernel in CUDA C++ with CUB built by
+nvcc against the same CCCL.  Cases: keys with striped output (the coalesced
+store CUB recommends), keys with blocked output (stored through a warp
+transpose), keys descending, pairs (uint32 values) with striped output, and
+TopK (the 16 smallest keys per tile; built on the same radix sort, so it should
+cost the same).  Reports milliseconds, the coop/CUB ratio (CUB time / coop
+time: above 1 means coop is faster), sorted keys per second and GB/s (read +
+write), and the first-launch compile time of each coop kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+
+N = 1 << 24  # uint32 keys
+CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16"]
+
+CUB_SOURCE = r"""
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_store.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
+using Load = cub::BlockLoad<unsigned, BT, IPT, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+using Store = cub::BlockStore<unsigned, BT, IPT, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+using SortK = cub::BlockRadixSort<unsigned, BT, IPT>;
+using SortKV = cub::BlockRadixSort<unsigned, BT, IPT, unsigned>;
+
+// CASE: 0 keys striped, 1 keys blocked, 2 keys descending striped, 3 pairs striped, 4 top-16 (sort, store 16)
+template <int CASE>
+__global__ void sort_tile(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vout) {
+  __shared__ union {
+    typename Load::TempStorage load;
+    typename Store::TempStorage store;
+    typename SortK::TempStorage sort_k;
+    typename SortKV::TempStorage sort_kv;
+  } storage;
+  const size_t base = size_t(blockIdx.x) * TILE;
+  unsigned keys[IPT], vals[IPT];
+  Load(storage.load).Load(in + base, keys);
+  if (CASE == 3) { __syncthreads(); Load(storage.load).Load(vin + base, vals); }
+  __syncthreads();
+  if (CASE == 0) {
+    SortK(storage.sort_k).SortBlockedToStriped(keys);
+    cub::StoreDirectStriped<BT>(threadIdx.x, out + base, keys);
+  } else if (CASE == 1) {
+    SortK(storage.sort_k).Sort(keys);
+    __syncthreads();
+    Store(storage.store).Store(out + base, keys);
+  } else if (CASE == 2) {
+    SortK(storage.sort_k).SortDescendingBlockedToStriped(keys);
+    cub::StoreDirectStriped<BT>(threadIdx.x, out + base, keys);
+  } else if (CASE == 3) {
+    SortKV(storage.sort_kv).SortBlockedToStriped(keys, vals);
+    cub::StoreDirectStriped<BT>(threadIdx.x, out + base, keys);
+    cub::StoreDirectStriped<BT>(threadIdx.x, vout + base, vals);
+  } else {
+    SortK(storage.sort_k).Sort(keys);
+    // The 16 smallest keys are tile positions 0..15 (blocked layout).
+    for (int i = 0; i < IPT; ++i) {
+      const int p = threadIdx.x * IPT + i;
+      if (p < 16) out[size_t(blockIdx.x) * 16 + p] = keys[i];
+    }
+  }
+}
+
+template <int CASE>
+float bench(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vout, size_t n) {
+  dim3 grid(unsigned(n / TILE));
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) sort_tile<CASE><<<grid, BT>>>(in, vin, out, vout);
+  float t[15];
+  for (int r = 0; r < 15; ++r) {  // 10 back-to-back launches per sample, as on the Python side
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) sort_tile<CASE><<<grid, BT>>>(in, vin, out, vout);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
+  }
+  for (int i = 0; i < 15; ++i) for (int j = i + 1; j < 15; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
+  return t[7];
+}
+
+int main() {
+  const size_t n = size_t(1) << 24;
+  unsigned *in, *vin, *out, *vout;
+  cudaMalloc(&in, n * 4); cudaMalloc(&vin, n * 4); cudaMalloc(&out, n * 4); cudaMalloc(&vout, n * 4);
+  unsigned* h = (unsigned*)malloc(n * 4);
+  unsigned x = 12345u;
+  for (size_t i = 0; i < n; ++i) { x = x * 1664525u + 1013904223u; h[i] = x; }
+  cudaMemcpy(in, h, n * 4, cudaMemcpyHostToDevice);
+  for (size_t i = 0; i < n; ++i) h[i] = unsigned(i);
+  cudaMemcpy(vin, h, n * 4, cudaMemcpyHostToDevice);
+  printf("{\"keys_striped\": %f", bench<0>(in, vin, out, vout, n));
+  printf(", \"keys_blocked\": %f", bench<1>(in, vin, out, vout, n));
+  printf(", \"keys_descending_striped\": %f", bench<2>(in, vin, out, vout, n));
+  printf(", \"pairs_striped\": %f", bench<3>(in, vin, out, vout, n));
+  printf(", \"topk_min_16\": %f", bench<4>(in, vin, out, vout, n));
+  printf("}\n");
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+import numpy as np
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+
+def sort_keys(striped, descending):
+    @cuda.jit
+    def kernel(source, values, destination, value_destination, items_per_thread):
+        block = coop.this_block()
+        keys = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
+        out = coop.radix_sort_keys(block, keys, descending=descending, blocked_to_striped=striped)
+        coop.store(block, destination, out, offset=offset, algorithm="striped" if striped else "warp_transpose")
+    return kernel
+
+
+@cuda.jit
+def sort_pairs(source, values, destination, value_destination, items_per_thread):
+    block = coop.this_block()
+    keys = coop.ThreadData(items_per_thread)
+    vals = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
+    coop.load(block, values, vals, offset=offset, algorithm="warp_transpose")
+    k, v = coop.radix_sort_pairs(block, keys, vals, blocked_to_striped=True)
+    coop.store(block, destination, k, offset=offset, algorithm="striped")
+    coop.store(block, value_destination, v, offset=offset, algorithm="striped")
+
+
+@cuda.jit
+def topk_min_16(source, values, destination, value_destination, items_per_thread):
+    block = coop.this_block()
+    keys = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
+    best = coop.topk_min_keys(block, keys, k=16)
+    for i in range(items_per_thread):
+        p = cuda.threadIdx.x * items_per_thread + i
+        if p < 16:
+            destination[cuda.blockIdx.x * 16 + p] = best[i]
+"""
+
+
+def kernels(ns):
+    return {
+        "keys_striped": ns["sort_keys"](True, False),
+        "keys_blocked": ns["sort_keys"](False, False),
+        "keys_descending_striped": ns["sort_keys"](True, True),
+        "pairs_striped": ns["sort_pairs"],
+        "topk_min_16": ns["topk_min_16"],
+    }
+
+
+def _keys():
+    import numpy as np
+
+    # Uniform random keys, like the C++ baseline's LCG (a radix sort's time does not
+    # depend on the values of uniform keys).
+    return np.random.default_rng(12345).integers(0, 1 << 32, size=N, dtype=np.uint32)
+
+
+def throughput(threads: int, items: int):
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_radix_sort_kernels"))
+    host = _keys()
+    src = cuda.to_device(host)
+    vals = cuda.to_device(np.arange(N, dtype=np.uint32))
+    dst = cuda.device_array(N, dtype=np.uint32)
+    vdst = cuda.device_array(N, dtype=np.uint32)
+    tile = threads * items
+    grid = N // tile
+    head = host[:4 * tile].reshape(4, tile)
+    results, compile_s = {}, {}
+    for name, kernel in kernels(ns).items():
+        t0 = time.perf_counter()
+        kernel[grid, threads](src, vals, dst, vdst, items)
+        cuda.synchronize()
+        compile_s[name] = time.perf_counter() - t0
+        got = dst.copy_to_host()
+        if name == "topk_min_16":
+            for b in range(4):
+                assert np.array_equal(np.sort(got[b * 16:(b + 1) * 16]), np.sort(head[b])[:16]), name
+        else:
+            got = got[:4 * tile].reshape(4, tile)
+            expected = np.sort(head, axis=1)
+            if "descending" in name:
+                expected = expected[:, ::-1]
+            assert np.array_equal(got, expected), name
+            if name == "pairs_striped":
+                v = vdst[:4 * tile].copy_to_host().reshape(4, tile)
+                assert np.array_equal(host[v], got), name
+        results[name] = time_kernel(lambda: kernel[grid, threads](src, vals, dst, vdst, items))
+    return results, compile_s
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=128)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "keys": N}
+    report["coop_ms"], report["coop_first_launch_s"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
+                         "radix_sort")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    print(f"\nblock radix sort of 2^24 uint32 keys, {args.threads} threads x {args.items} keys per tile")
+    print(f"{'case':26s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'Gkeys/s':>8s} {'GB/s':>7s} "
+          f"{'compile s':>10s}")
+    cub = report.get("cub_ms", {})
+    for name, ms in report["coop_ms"].items():
+        c = cub.get(name)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        words = {"pairs_striped": 4, "topk_min_16": 1}.get(name, 2)  # 4-byte words moved per key
+        gbs = words * N * 4 / (ms * 1e-3) / 1e9
+        print(f"{name:26s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {N / (ms * 1e-3) / 1e9:8.2f} "
+              f"{gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")
+    write_results("radix_sort", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
