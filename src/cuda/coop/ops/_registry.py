@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import exchange, load_store
 from . import merge_sort, radix, topk
 from . import neighbors, shuffle
+from . import histogram, run_length
 
 FAMILIES = (
     load_store,
@@ -14,6 +15,8 @@ FAMILIES = (
     topk,
     shuffle,
     neighbors,
+    histogram,
+    run_length,
 )
 
 

@@ -220,7 +220,9 @@ class AbiOperand:
     - ``"array"``: pointer to the array's first element (``T*``),
     - ``"payload"``: pointer to a ThreadData's slots (``T*``),
     - ``"value"``: a scalar by value, converted to ``dtype``,
-    - ``"out"``: pointer to result storage allocated by the caller (``T*``).
+    - ``"out"``: pointer to result storage allocated by the caller (``T*``),
+    - ``"extent"``: the length of the 1-D array operand ``source`` (``long long``
+      by value; ``dtype`` must be int64), for providers that bound their writes.
     """
 
     source: str
@@ -232,7 +234,7 @@ class AbiOperand:
         from .._dtypes import cxx_type
 
         t = cxx_type(self.dtype)
-        if self.passing == "value":
+        if self.passing in ("value", "extent"):
             return f"{t} {self.name}"
         const = "const " if self.passing == "array" and self.name.startswith("in_") else ""
         return f"{const}{t}* __restrict__ {self.name}" if self.passing == "out" else f"{const}{t}* {self.name}"

@@ -206,6 +206,9 @@ def _lower_operation(lower, target, args, kws, op_spec):
             value = lower.lower_cast(types.unliteral(src_ty), dst_ty, value)
             operands.append(value)
             operand_types.append(C.mlir_type_of(lower, dst_ty))
+        elif operand.passing == "extent":
+            operands.append(C.array_extent(lower.load_var(bound[operand.source])))
+            operand_types.append(C.mlir_type_of(lower, types.int64))
         elif operand.passing == "out":
             index = 0 if operand.source == "result" else int(operand.source.split(".")[1])
             res = result_items[index]

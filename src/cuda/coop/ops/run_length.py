@@ -1,0 +1,458 @@
+"""Run-length decode: expand a block's runs (value, length) into the decoded sequence.
+
+CUB: the algorithm of ``cub::BlockRunLengthDecode``, built from
+``cub::BlockScan`` and a run table in shared memory.
+
+Thread ``t`` holds runs ``t*R .. t*R + R-1`` (blocked, ``R`` runs per thread);
+the block's runs, in that order, decode to ``sum(lengths)`` items.  A *window*
+of the decoded sequence is ``G*D`` items long (``G`` threads, ``D`` decoded
+items per thread) and blocked: thread ``t`` slot ``i`` holds decoded position
+``window_offset + t*D + i``.
+
+Every input decodes to a defined result, so a kernel never traps or writes out
+of bounds because of its data:
+
+- negative lengths count as 0, and zero-length runs (anywhere, not only at the
+  end) contribute nothing;
+- window positions at or past the total hold ``oob_default`` (default 0);
+- ``run_length_decode_into`` writes only the decoded items that fall inside the
+  destination and returns the total decoded size, so ``total > capacity``
+  tells the caller that the output was truncated.
+
+Why not ``cub::BlockRunLengthDecode`` itself: its decode step moves from one run
+to the next without skipping empty runs, so an interior zero-length run makes it
+emit that run's value (CCCL 2.8 and 3.0), and under NVRTC its CCCL 2.8 header
+includes host ``<limits>``/``<type_traits>``, which do not compile.  The provider
+below keeps CUB's structure (an exclusive scan of the lengths publishes run
+offsets; each thread binary-searches its first run, then walks forward), with a
+walk that skips empty runs and bounds every index.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._dtypes import SUPPORTED_DTYPES, cxx_type, dtype_names, is_integer
+from .._errors import DtypeMismatchError, ExtentMismatchError, MissingArgumentError, UnsupportedDtypeError
+from .._kernel_api import kernel_function
+from ..core import validate as v
+from ._spec import (
+    OMITTED,
+    AbiOperand,
+    CallPlan,
+    CppProvider,
+    LaunchFacts,
+    OpSpec,
+    PayloadArg,
+    PayloadResult,
+    ScalarResult,
+    StorageNeed,
+    TupleResult,
+)
+
+__all__ = ["run_length_decode", "run_length_decode_into", "SPECS", "default_decoded_items_per_thread"]
+
+HEADERS = ("cub/block/block_scan.cuh",)
+
+_I64 = np.dtype("int64")
+
+
+# --------------------------------------------------------------------------------------
+# Public stubs
+# --------------------------------------------------------------------------------------
+
+@kernel_function
+def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_thread, decoded_window_offset=None,
+                      oob_default=None, relative_offsets=None, return_total=False, temp_storage=None):
+    """Decode one window of the block's runs into a fresh blocked payload.
+
+    Parameters
+    ----------
+    block : coop.this_block()
+        Any block shape; threads are ranked x-major.
+    run_values : coop.ThreadData or scalar
+        ``R`` run values per thread (a scalar is one run), any supported dtype.
+    run_lengths : coop.ThreadData or integer scalar
+        The runs' lengths, ``R`` per thread, any integer dtype.  Negative
+        lengths count as 0; zero-length runs may appear anywhere.
+    decoded_items_per_thread : int
+        ``D``, known at compile time: the window holds ``G*D`` decoded items.
+    decoded_window_offset : int, optional
+        Runtime decoded position of the window's first item (uniform across the
+        block; default 0, negative counts as 0).  Loop over windows with it.
+    oob_default : scalar, optional
+        Value of window positions at or past the total decoded size (default 0).
+    relative_offsets : coop.ThreadData, optional
+        An integer payload of ``D`` items, written in place: each decoded item's
+        index within its run (CUB's ``item_offsets``), converted to the payload's
+        dtype; positions past the total hold that dtype's maximum.
+    return_total : bool
+        Also return the total decoded size (int64, same on every thread).
+    temp_storage : coop.TempStorage, optional
+        Scratch for the run table.  The call ends with a barrier unless it is a
+        ``TempStorage(auto_sync=False)``.
+
+    Returns
+    -------
+    coop.ThreadData, or (coop.ThreadData, int64) with ``return_total=True``
+        The window, blocked: every thread holds its ``D`` items after the call,
+        slot ``i`` of thread ``t`` being decoded position
+        ``decoded_window_offset + t*D + i``.  The inputs are not modified.
+    """
+
+
+@kernel_function
+def run_length_decode_into(block, run_values, run_lengths, destination, /, *, decoded_items_per_thread=None,
+                           destination_offset=None, temp_storage=None):
+    """Decode all of the block's runs into ``destination``; return the total decoded size.
+
+    The run table is built once; the block then decodes window after window
+    (``G*D`` items each) and writes them, with 16-byte vector stores for whole
+    windows when the destination is aligned.
+
+    Parameters
+    ----------
+    block, run_values, run_lengths
+        As for :func:`run_length_decode`.
+    destination : 1-D contiguous array
+        Of the run values' dtype.  Decoded item ``p`` goes to
+        ``destination[destination_offset + p]``, if that index lies inside the
+        array; other items are dropped (never written out of bounds).
+    decoded_items_per_thread : int, optional
+        Items each thread decodes per window, known at compile time; default: 16
+        bytes' worth (16 for int8, 4 for float32, 2 for float64).
+    destination_offset : int, optional
+        Runtime element offset in ``destination`` (uniform across the block;
+        default 0; may be negative, which drops the leading items).
+    temp_storage : coop.TempStorage, optional
+        Scratch for the run table; the call ends with a barrier unless it is a
+        ``TempStorage(auto_sync=False)``.
+
+    Returns
+    -------
+    int64
+        The total decoded size (the sum of the positive lengths), on every
+        thread, whether or not it all fit: compare it with the room in
+        ``destination`` to detect truncation.
+    """
+
+
+def default_decoded_items_per_thread(dtype) -> int:
+    """The default window depth of :func:`run_length_decode_into`: 16 bytes per thread."""
+    return max(1, 16 // np.dtype(dtype).itemsize)
+
+
+# --------------------------------------------------------------------------------------
+# Planning
+# --------------------------------------------------------------------------------------
+
+class RunLengthParams(NamedTuple):
+    """The identity of one generated run-length decode provider."""
+
+    op: str  # "window" or "into"
+    value: str  # run value dtype name
+    values_passing: str  # "payload" or "value"
+    length: str  # run length dtype name
+    lengths_passing: str
+    runs: int  # runs per thread
+    decoded: int  # decoded items per thread
+    has_offset: bool  # decoded_window_offset / destination_offset given
+    has_oob: bool
+    relative: str  # relative offsets dtype name, or ""
+    return_total: bool
+
+
+def _operand(call, label, arg, *, integer=False):
+    """A run operand (payload or scalar): its dtype, runs per thread and passing."""
+    if isinstance(arg, PayloadArg):
+        dtype = v.require_known_dtype(call, label, arg)
+        items, passing = arg.items, "payload"
+    else:
+        arg = v.require_payload(call, label, arg, allow_scalar=True)
+        dtype, items, passing = arg.dtype, 1, "value"
+    if dtype not in SUPPORTED_DTYPES:
+        raise UnsupportedDtypeError(f"{call}: {label} has dtype {dtype.name}; use one of {dtype_names()}")
+    if integer and not is_integer(dtype):
+        raise UnsupportedDtypeError(
+            f"{call}: {label} has dtype {dtype.name}, but run lengths are counts; use an integer dtype "
+            "(e.g. coop.ThreadData(R, dtype=np.int32))"
+        )
+    return dtype, items, passing
+
+
+def _runs(call, run_values, run_lengths):
+    vdt, vitems, vpass = _operand(call, "run_values", run_values)
+    ldt, litems, lpass = _operand(call, "run_lengths", run_lengths, integer=True)
+    if vitems != litems:
+        raise ExtentMismatchError(
+            f"{call}: run_values has {vitems} runs per thread but run_lengths has {litems}; each run "
+            f"is a (value, length) pair, so create both with coop.ThreadData({vitems}, ...)"
+        )
+    operands = [AbiOperand("run_values", vpass, vdt, "values" if vpass == "payload" else "value"),
+                AbiOperand("run_lengths", lpass, ldt, "lengths" if lpass == "payload" else "length")]
+    return vdt, vpass, ldt, lpass, vitems, operands
+
+
+def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_thread=OMITTED,
+                           decoded_window_offset=OMITTED, oob_default=OMITTED, relative_offsets=OMITTED,
+                           return_total=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    call = "coop.run_length_decode()"
+    g = v.require_group(call, block, kinds=("block",))
+    vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
+    if not v.is_given(decoded_items_per_thread):
+        raise MissingArgumentError(
+            f"{call}: decoded_items_per_thread= is required (the window's items per thread, a "
+            "compile-time int); e.g. decoded_items_per_thread=4"
+        )
+    d = v.require_literal_int(call, "decoded_items_per_thread", decoded_items_per_thread, minimum=1,
+                              maximum=4096)
+    off = v.optional_int_operand(call, "decoded_window_offset", decoded_window_offset)
+    oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, vdt, target="run_values")
+    rel = None
+    if v.is_given(relative_offsets):
+        rel = v.require_integer_payload(call, "relative_offsets", relative_offsets,
+                                        purpose=" (each decoded item's index within its run)")
+        if rel.items != d:
+            raise ExtentMismatchError(
+                f"{call}: relative_offsets has {rel.items} items per thread but "
+                f"decoded_items_per_thread={d}; create it with coop.ThreadData({d}, dtype=...)"
+            )
+    with_total = v.require_literal_bool(call, "return_total", return_total, False)
+    ts = v.optional_temp_storage(call, temp_storage, g)
+    if off is not None:
+        operands.append(AbiOperand("decoded_window_offset", "value", _I64, "window_offset"))
+    if oob is not None:
+        operands.append(AbiOperand("oob_default", "value", vdt, "oob_default"))
+    if rel is not None:
+        operands.append(AbiOperand("relative_offsets", "payload", rel.dtype, "relative"))
+    window = PayloadResult(vdt, d)
+    if with_total:
+        operands.append(AbiOperand("result.0", "out", vdt, "decoded"))
+        operands.append(AbiOperand("result.1", "out", _I64, "total_out"))
+        result = TupleResult((window, ScalarResult(_I64)))
+    else:
+        operands.append(AbiOperand("result", "out", vdt, "decoded"))
+        result = window
+    params = RunLengthParams("window", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None,
+                             oob is not None, rel.dtype.name if rel is not None else "", with_total)
+    return CallPlan(
+        op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
+        storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
+        params=params, generate=_generate,
+    )
+
+
+def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, *,
+                                decoded_items_per_thread=OMITTED, destination_offset=OMITTED,
+                                temp_storage=OMITTED) -> CallPlan:
+    call = "coop.run_length_decode_into()"
+    g = v.require_group(call, block, kinds=("block",))
+    vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
+    dst = v.require_array(call, "destination", destination)
+    if dst.dtype != vdt:
+        raise DtypeMismatchError(
+            f"{call}: destination has dtype {dst.dtype.name} but run_values has dtype {vdt.name}; "
+            f"they must match: pass an array of {vdt.name} or convert the run values"
+        )
+    d = v.optional_literal_int(call, "decoded_items_per_thread", decoded_items_per_thread, minimum=1,
+                               maximum=4096)
+    if d is None:
+        d = default_decoded_items_per_thread(vdt)
+    off = v.optional_int_operand(call, "destination_offset", destination_offset)
+    ts = v.optional_temp_storage(call, temp_storage, g)
+    operands.append(AbiOperand("destination", "array", vdt, "out_dst"))
+    operands.append(AbiOperand("destination", "extent", _I64, "dst_len"))
+    if off is not None:
+        operands.append(AbiOperand("destination_offset", "value", _I64, "dst_offset"))
+    operands.append(AbiOperand("result", "out", _I64, "total_out"))
+    params = RunLengthParams("into", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None, False, "", True)
+    return CallPlan(
+        op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(_I64),
+        operands=tuple(operands), storage=StorageNeed(per="block"),
+        temp_storage="temp_storage" if ts is not None else None, params=params, generate=_generate,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# C++ generation
+# --------------------------------------------------------------------------------------
+
+def offset_dtype(length_dtype, block_threads: int, runs_per_thread: int) -> np.dtype:
+    """Decoded offsets are 32-bit when no total can reach 2**32, else 64-bit."""
+    max_len = int(np.iinfo(np.dtype(length_dtype)).max)
+    return np.dtype("uint32") if block_threads * runs_per_thread * max_len < 2**32 else np.dtype("uint64")
+
+
+def _word_type(nbytes: int, value_cxx: str) -> str:
+    for size, name in ((16, "uint4"), (8, "uint2"), (4, "unsigned int")):
+        if nbytes % size == 0:
+            return name
+    return value_cxx
+
+
+_COMMON = """\
+constexpr int R = {runs}, D = {decoded};
+constexpr int RUNS = BLOCK_THREADS * R;
+constexpr int FIRST_STEP = {first_step};  // the largest power of two <= RUNS
+using Scan = cub::BlockScan<Off, BLOCK_X, cub::BLOCK_SCAN_WARP_SCANS, BLOCK_Y, BLOCK_Z>;
+struct Runs {{ V values[RUNS]; Off offsets[RUNS]; }};
+union TempStorage {{ typename Scan::TempStorage scan; Runs runs; }};
+
+// Scan the lengths (negative ones count as 0) into run offsets and publish the
+// run table; returns the total decoded size on every thread.
+__device__ __forceinline__ Off prepare(TempStorage& ts, const V* values, const L* lengths, unsigned tid) {{
+  Off len[R];
+  #pragma unroll
+  for (int j = 0; j < R; ++j) len[j] = lengths[j] > L(0) ? Off(lengths[j]) : Off(0);
+  Off offsets[R];
+  Off total;
+  Scan(ts.scan).ExclusiveSum(len, offsets, total);
+  __syncthreads();  // the scan's storage becomes the run table
+  #pragma unroll
+  for (int j = 0; j < R; ++j) {{
+    ts.runs.values[tid * R + j] = values[j];
+    ts.runs.offsets[tid * R + j] = offsets[j];
+  }}
+  __syncthreads();
+  return total;
+}}
+
+// The last run whose offset is <= p: offsets never decrease and offsets[0] == 0.
+__device__ __forceinline__ int find_run(const Off* offsets, unsigned long long p) {{
+  int r = 0;
+  #pragma unroll
+  for (int step = FIRST_STEP; step > 0; step >>= 1)
+    if (r + step < RUNS && (unsigned long long)offsets[r + step] <= p) r += step;
+  return r;
+}}
+
+// Decode positions p0 .. p0+D-1, calling emit(i, inside, value, index_in_run).
+// The walk skips empty runs; r stays below RUNS because the last run ends at total.
+template <typename Emit>
+__device__ __forceinline__ void decode(const TempStorage& ts, unsigned long long total, unsigned long long p0,
+                                       Emit emit) {{
+  int r = 0;
+  unsigned long long begin = 0, end = 0;
+  if (p0 < total) {{
+    r = find_run(ts.runs.offsets, p0);
+    begin = ts.runs.offsets[r];
+    end = r + 1 < RUNS ? (unsigned long long)ts.runs.offsets[r + 1] : total;
+  }}
+  #pragma unroll
+  for (int i = 0; i < D; ++i) {{
+    const unsigned long long p = p0 + (unsigned long long)i;
+    if (p < total) {{
+      while (p >= end && r + 1 < RUNS) {{
+        ++r;
+        begin = end;
+        end = r + 1 < RUNS ? (unsigned long long)ts.runs.offsets[r + 1] : total;
+      }}
+      emit(i, true, ts.runs.values[r], p - begin);
+    }} else {{
+      emit(i, false, V(), 0ULL);
+    }}
+  }}
+}}
+"""
+
+
+def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
+    p: RunLengthParams = plan.params
+    threads = launch.block_threads
+    vdt = np.dtype(p.value)
+    off_t = offset_dtype(p.length, threads, p.runs)
+    runs_total = threads * p.runs
+    decls = [
+        f"using V = {cxx_type(vdt)};",
+        f"using L = {cxx_type(np.dtype(p.length))};",
+        f"using Off = {cxx_type(off_t)};",
+        _COMMON.format(runs=p.runs, decoded=p.decoded, first_step=1 << (runs_total.bit_length() - 1)),
+    ]
+    body = ["TempStorage& ts = *static_cast<TempStorage*>(temp);"]
+    if p.values_passing == "value":
+        body.append("const V values[1] = {value};")
+    if p.lengths_passing == "value":
+        body.append("const L lengths[1] = {length};")
+    body.append("const unsigned long long total = prepare(ts, values, lengths, linear_tid);")
+    body.append("constexpr long long LMAX = 0x7fffffffffffffffLL;")
+    body.append("const long long total_s = total > (unsigned long long)LMAX ? LMAX : (long long)total;")
+    if p.op == "window":
+        body += _window_body(p)
+    else:
+        body += _into_body(p, vdt)
+    return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _window_body(p: RunLengthParams) -> list:
+    body = []
+    if p.has_offset:
+        body.append("const unsigned long long from = window_offset < 0 ? 0ULL : (unsigned long long)window_offset;")
+    else:
+        body.append("const unsigned long long from = 0ULL;")
+    oob = "oob_default" if p.has_oob else "V(0)"
+    emit = [f"decoded[i] = inside ? value : {oob};"]
+    if p.relative:
+        rdt = np.dtype(p.relative)
+        rmax = int(np.iinfo(rdt).max)
+        body.append(f"using Rel = {cxx_type(rdt)};")
+        emit.append(f"relative[i] = inside ? Rel(index) : Rel({rmax}ULL);")
+    body.append("decode(ts, total, from + (unsigned long long)linear_tid * D,\n"
+                "       [&](int i, bool inside, V value, unsigned long long index) {\n"
+                + "\n".join("         " + e for e in emit) + "\n"
+                + ("         (void)index;\n" if not p.relative else "")
+                + "       });")
+    body.append("*total_out = total_s;" if p.return_total else "(void)total_s;")
+    return body
+
+
+def _into_body(p: RunLengthParams, vdt) -> list:
+    nbytes = p.decoded * vdt.itemsize
+    word = _word_type(nbytes, cxx_type(vdt))
+    off = "dst_offset" if p.has_offset else "0LL"
+    return [
+        f"const long long off = {off};",
+        "const long long len = dst_len;",
+        # Decoded positions [lo, hi) land inside the destination; computed without
+        # overflow for any offset and length.
+        "const long long lo = off >= 0 ? 0LL : (off < -total_s ? total_s : -off);",
+        "const long long room = off >= len ? 0LL : ((off < 0 && len > LMAX + off) ? LMAX : len - off);",
+        "const long long hi = total_s < room ? total_s : room;",
+        "constexpr long long W = (long long)BLOCK_THREADS * D;",
+        f"using Word = {word};",
+        "constexpr int WORDS = int(sizeof(V) * D / sizeof(Word));",
+        "for (long long w = lo / W * W; w < hi; w += W) {",
+        "  V items[D];",
+        "  const long long first = w + (long long)linear_tid * D;",
+        "  decode(ts, total, (unsigned long long)first,",
+        "         [&](int i, bool, V value, unsigned long long) { items[i] = value; });",
+        "  if (w >= lo && w + W <= hi) {",
+        "    // A whole window inside the destination: vector stores when its start is aligned.",
+        "    V* out = out_dst + (off + first);",
+        "    if (reinterpret_cast<unsigned long long>(out_dst + (off + w)) % alignof(Word) == 0) {",
+        "      Word words[WORDS];",
+        "      memcpy(words, items, sizeof(words));",
+        "      #pragma unroll",
+        "      for (int j = 0; j < WORDS; ++j) reinterpret_cast<Word*>(out)[j] = words[j];",
+        "    } else {",
+        "      #pragma unroll",
+        "      for (int i = 0; i < D; ++i) out[i] = items[i];",
+        "    }",
+        "  } else {",
+        "    #pragma unroll",
+        "    for (int i = 0; i < D; ++i) {",
+        "      const long long q = first + i;",
+        "      if (q >= lo && q < hi) out_dst[off + q] = items[i];",
+        "    }",
+        "  }",
+        "}",
+        "*total_out = total_s;",
+    ]
+
+
+SPECS = (
+    OpSpec(name="run_length_decode", family="run_length", stub=run_length_decode, plan=plan_run_length_decode),
+    OpSpec(name="run_length_decode_into", family="run_length", stub=run_length_decode_into,
+           plan=plan_run_length_decode_into),
+)

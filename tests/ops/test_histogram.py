@@ -1,0 +1,217 @@
+"""Histogram on a device, checked against the NumPy reference (``np.bincount``).
+
+One kernel per (sample dtype, items_per_thread) runs both algorithms through
+five cases each: 256 bins (CUB's unguarded composite for uint8), ``valid_items``
+with blocked and with striped samples, ``accumulate`` over two tiles (int32
+counters that wrap), and a scalar sample.  Six blocks per launch give full,
+negative, empty, one-item and random partial tiles; one block's samples are all
+equal (atomic contention), and every tile holds out-of-range samples (negative,
+past ``bins``, dtype extremes).  Outputs are poisoned first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda.coop.reference import histogram as ref
+
+from ..kernelgen import module_from_source
+
+SAMPLE_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+ITEMS = [1, 4, 16]
+ALGORITHMS = ["atomic", "sort"]
+POISON = -7
+MAX_BPT = 3
+
+# (name, bins, bins_per_thread, counter dtype, samples payload, extra keywords)
+CASES = [
+    ("plain", 256, 2, "int32", "sb", ""),
+    ("valid_blocked", 37, 1, "uint32", "sb", ", counter_dtype=np.uint32, valid_items=vi"),
+    ("valid_striped", 300, 3, "int64", "ss", ", counter_dtype='int64', valid_items=vi, layout='striped'"),
+    ("accumulate", 200, 2, "int32", None, ""),
+    ("scalar", 64, 1, "uint64", "sb[0]", ", counter_dtype=np.uint64"),
+]
+ROWS = [(algo, case) for algo in ALGORITHMS for case in CASES]
+
+
+def histogram_kernel(dtype: str, items_per_thread: int):
+    """One kernel covering every (algorithm, case); ``out[row, block, bin]``."""
+    body = []
+    for row, (algo, (name, bins, bpt, _counter, payload, extra)) in enumerate(ROWS):
+        if name == "accumulate":
+            body.append(f"""
+    acc = coop.ThreadData({bpt}, dtype=np.int32)
+    for i in range({bpt}):
+        acc[i] = acc_init[tid + i * nthreads]
+    coop.histogram(block, sb, bins={bins}, accumulate=acc, algorithm="{algo}")
+    coop.histogram(block, ss, bins={bins}, accumulate=acc, algorithm="{algo}", valid_items=vi, layout="striped")
+    for i in range({bpt}):
+        out[{row}, b, tid + i * nthreads] = acc[i]
+""")
+        else:
+            body.append(f"""
+    h = coop.histogram(block, {payload}, bins={bins}, bins_per_thread={bpt}, algorithm="{algo}"{extra})
+    for i in range({bpt}):
+        out[{row}, b, tid + i * nthreads] = h[i]
+""")
+    source = f"""
+@cuda.jit
+def kernel(samples, valid, acc_init, out):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    b = cuda.blockIdx.x
+    base = b * nthreads * {items_per_thread}
+    vi = valid[b]
+    sb = coop.ThreadData({items_per_thread})
+    ss = coop.ThreadData({items_per_thread})
+    coop.load(block, samples, sb, offset=base)
+    coop.load(block, samples, ss, offset=base, algorithm="striped")
+""" + "".join(body)
+    return module_from_source(source).kernel
+
+
+def kernel_argtypes(dtype: str):
+    """Numba argument types of :func:`histogram_kernel` (for compile-only tests)."""
+    from numba_cuda_mlir.numba_cuda import types
+
+    return (getattr(types, dtype)[::1], types.int64[::1], types.int32[::1], types.int64[:, :, ::1])
+
+
+def random_samples(rng, dtype: str, n: int) -> np.ndarray:
+    """Mostly in [-20, 330] (clipped to the dtype), plus the dtype's extremes and 2**63 + 3 for uint64."""
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    lo, hi = max(int(info.min), -20), min(int(info.max), 330)
+    values = rng.integers(lo, hi, size=n, endpoint=True).astype(object)
+    extremes = [int(info.min), int(info.max)] + ([2**63 + 3] if dtype == "uint64" else [])
+    picks = rng.choice(n, size=max(1, n // 40), replace=False)
+    values[picks] = rng.choice(np.array(extremes, dtype=object), size=len(picks))
+    return values.astype(dt)
+
+
+def run_histogram(dtype: str, items_per_thread: int, block=(128, 1, 1), seed=0):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(seed)
+    threads = int(np.prod(block))
+    tile = threads * items_per_thread
+    valid = np.array([10**9, -3, 0, 1, int(rng.integers(1, tile + 1)), int(rng.integers(1, tile + 1))],
+                     dtype=np.int64)
+    nblocks = len(valid)
+    samples = random_samples(rng, dtype, nblocks * tile)
+    samples[tile:2 * tile] = samples[tile]  # block 1: one value everywhere (atomic contention)
+    acc_init = rng.integers(0, 1000, size=threads * 2).astype(np.int32)
+    acc_init[:3] = np.iinfo(np.int32).max - 2  # counters that wrap
+    out = np.full((len(ROWS), nblocks, threads * MAX_BPT), POISON, dtype=np.int64)
+    kernel = histogram_kernel(dtype, items_per_thread)
+    kernel[nblocks, block](samples, valid, acc_init, out)
+    cuda.synchronize()
+    for b in range(nblocks):
+        tile_values = samples[b * tile:(b + 1) * tile]
+        sb = tile_values.reshape(threads, items_per_thread)
+        ss = tile_values.reshape(items_per_thread, threads).T
+        vi = int(valid[b])
+        for row, (algo, (name, bins, bpt, counter, _payload, _extra)) in enumerate(ROWS):
+            if name == "plain":
+                expected = ref.histogram(sb, bins, bpt, counter_dtype=counter)
+            elif name == "valid_blocked":
+                expected = ref.histogram(sb, bins, bpt, counter_dtype=counter, valid_items=vi)
+            elif name == "valid_striped":
+                expected = ref.histogram(ss, bins, bpt, counter_dtype=counter, valid_items=vi, layout="striped")
+            elif name == "accumulate":
+                init = acc_init.reshape(bpt, threads).T
+                first = ref.histogram(sb, bins, bpt, counter_dtype=counter, accumulate=init)
+                expected = ref.histogram(ss, bins, bpt, counter_dtype=counter, valid_items=vi, layout="striped",
+                                         accumulate=first)
+            else:
+                expected = ref.histogram(sb[:, :1], bins, bpt, counter_dtype=counter)
+            got = out[row, b, :threads * bpt].reshape(bpt, threads).T
+            np.testing.assert_array_equal(
+                got, expected.astype(np.int64),
+                err_msg=f"{algo} {name} {dtype} ipt={items_per_thread} block#{b} valid={vi} shape={block}")
+            assert (out[row, b, threads * bpt:] == POISON).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("items_per_thread", ITEMS)
+@pytest.mark.parametrize("dtype", SAMPLE_DTYPES)
+def test_histogram_matrix(dtype, items_per_thread):
+    run_histogram(dtype, items_per_thread)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,items_per_thread", [("int32", 4), ("uint8", 16)])
+def test_histogram_multidimensional_block(dtype, items_per_thread):
+    run_histogram(dtype, items_per_thread, block=(16, 4, 2), seed=3)
+
+
+@pytest.mark.gpu
+def test_histogram_of_many_tiles_by_adding_payloads():
+    """The documented accumulation by adding returned payloads, over a grid-stride loop."""
+    from numba_cuda_mlir import cuda
+
+    module = module_from_source("""
+@cuda.jit
+def kernel(samples, out, n):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x
+    tile = cuda.blockDim.x * 8
+    acc = coop.ThreadData(2, dtype=np.int64)
+    for i in range(2):
+        acc[i] = 0
+    items = coop.ThreadData(8)
+    start = cuda.blockIdx.x * tile
+    while start < n:
+        coop.load(block, samples, items, offset=start, algorithm="striped", valid_items=n - start)
+        h = coop.histogram(block, items, bins=256, bins_per_thread=2, counter_dtype=np.int64,
+                           valid_items=n - start, layout="striped")
+        for i in range(2):
+            acc[i] += h[i]
+        start += cuda.gridDim.x * tile
+    for i in range(2):
+        cuda.atomic.add(out, tid + i * cuda.blockDim.x, acc[i])
+""")
+    rng = np.random.default_rng(5)
+    n = 128 * 8 * 37 + 77
+    samples = rng.integers(0, 256, size=n).astype(np.uint8)
+    out = np.zeros(256, dtype=np.int64)
+    module.kernel[5, 128](samples, out, n)
+    cuda.synchronize()
+    np.testing.assert_array_equal(out, np.bincount(samples, minlength=256))
+
+
+# --------------------------------------------------------------------------------------
+# The reference model itself (what the GPU tests and the docs' explorer rely on)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.unit
+def test_reference_matches_bincount_and_ignores_out_of_range():
+    slots = np.array([[0, 3, -1], [3, 9, 2]], dtype=np.int8)  # -1 and 9 are out of range for 5 bins
+    counts = ref.histogram(slots, 5, 3)
+    # Striped: thread t slot i counts bin t + 2*i; bins 5 (thread 1 slot 2) does not exist.
+    np.testing.assert_array_equal(counts, [[1, 1, 0], [0, 2, 0]])
+    np.testing.assert_array_equal(ref.bin_counts(slots, 5), np.bincount([0, 3, 3, 2], minlength=5))
+    big = np.array([[2**63 + 3, 1]], dtype=np.uint64)
+    assert ref.bin_counts(big, 4).tolist() == [0, 1, 0, 0]
+
+
+@pytest.mark.unit
+def test_reference_valid_items_follow_the_layout():
+    slots = np.arange(6, dtype=np.int32).reshape(2, 3)  # blocked: positions 0..5 are thread-major
+    assert ref.counted_mask(slots, 10, valid_items=2).tolist() == [[True, True, False], [False, False, False]]
+    assert ref.counted_mask(slots, 10, valid_items=2, layout="striped").tolist() == [[True, False, False],
+                                                                                      [True, False, False]]
+    assert not ref.counted_mask(slots, 10, valid_items=-4).any()
+
+
+@pytest.mark.unit
+def test_reference_accumulate_wraps_and_keeps_slots_past_bins():
+    slots = np.array([[1], [1]], dtype=np.uint8)
+    acc = np.array([[2**31 - 1, 7], [5, 9]], dtype=np.int32)
+    out = ref.histogram(slots, 3, 2, counter_dtype="int32", accumulate=acc)
+    # bin 1 (thread 1, slot 0) gets 2; bin 3 (thread 1, slot 1) does not exist and keeps 9.
+    assert out.tolist() == [[2**31 - 1, 7], [7, 9]]
+    wrapped = ref.histogram(np.zeros((2, 1), np.uint8), 1, 1, counter_dtype="int32", accumulate=[[2**31 - 1], [0]])
+    assert wrapped.tolist() == [[-2**31 + 1], [0]]

@@ -1,0 +1,220 @@
+"""Run-length decode on a device, checked against the NumPy reference (``np.repeat``).
+
+One kernel per (value dtype, lengths dtype, runs per thread, decoded items per
+thread) runs: a window at a runtime offset with ``oob_default``, relative
+offsets and the total; a window at offset 0; the whole sequence decoded by a
+loop of windows; ``run_length_decode_into`` at a runtime destination offset
+(default window depth) and at offset 0 (depth 3); with one run per thread also
+scalar runs.  Six blocks per launch cover random runs with interior zero (and
+negative) lengths, an empty block, one long run between empty ones, the
+dtype's largest lengths, all-ones, and destinations that truncate, start
+before the array (negative offset) or lie past its end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda.coop.reference import run_length as ref
+
+from ..kernelgen import module_from_source
+
+VALUE_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+LENGTH_DTYPES = ["int32", "uint16", "int64", "int8", "uint32", "int16", "uint64", "uint8", "int32", "int64"]
+# (runs per thread, decoded items per thread, relative offsets dtype)
+CONFIGS = [(3, 4, "int32"), (1, 5, "uint16")]
+NBLOCKS = 6
+THREADS = 128
+
+
+def config_cases():
+    """(value dtype, lengths dtype, runs, decoded, relative dtype) of every GPU kernel."""
+    cases = []
+    for vdt, ldt in zip(VALUE_DTYPES, LENGTH_DTYPES):
+        for runs, decoded, rel in CONFIGS:
+            cases.append((vdt, ldt, runs, decoded, rel))
+    return cases
+
+
+def _oob(vdt):
+    return "-3.5" if np.dtype(vdt).kind == "f" else ("7" if np.dtype(vdt).kind == "u" else "-3")
+
+
+def rld_kernel(vdt: str, ldt: str, runs: int, decoded: int, rel: str):
+    scalar = """
+    t3 = coop.run_length_decode_into(block, v[0], l[0], dst3[b])
+""" if runs == 1 else """
+    t3 = np.int64(0)
+"""
+    source = f"""
+OOB = np.{vdt}({_oob(vdt)})
+
+@cuda.jit
+def kernel(values, lengths, woff, doff, win, rel_out, win0, full, dst, dst2, dst3, totals):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    b = cuda.blockIdx.x
+    v = coop.ThreadData({runs})
+    l = coop.ThreadData({runs})
+    coop.load(block, values, v, offset=b * nthreads * {runs})
+    coop.load(block, lengths, l, offset=b * nthreads * {runs})
+    rel = coop.ThreadData({decoded}, dtype=np.{rel})
+    w, total = coop.run_length_decode(block, v, l, decoded_items_per_thread={decoded},
+                                      decoded_window_offset=woff[b], oob_default=OOB,
+                                      relative_offsets=rel, return_total=True)
+    w0 = coop.run_length_decode(block, v, l, decoded_items_per_thread={decoded})
+    for i in range({decoded}):
+        win[b, tid * {decoded} + i] = w[i]
+        rel_out[b, tid * {decoded} + i] = rel[i]
+        win0[b, tid * {decoded} + i] = w0[i]
+    window = nthreads * {decoded}
+    start = 0
+    while start < total:
+        wk = coop.run_length_decode(block, v, l, decoded_items_per_thread={decoded}, decoded_window_offset=start)
+        for i in range({decoded}):
+            p = start + tid * {decoded} + i
+            if p < total:
+                full[b, p] = wk[i]
+        start += window
+    t1 = coop.run_length_decode_into(block, v, l, dst[b], destination_offset=doff[b])
+    t2 = coop.run_length_decode_into(block, v, l, dst2[b], decoded_items_per_thread=3)
+{scalar}
+    if tid == 0:
+        totals[b, 0] = total
+        totals[b, 1] = t1
+        totals[b, 2] = t2
+        totals[b, 3] = t3
+"""
+    return module_from_source(source).kernel
+
+
+def kernel_argtypes(vdt: str, ldt: str):
+    from numba_cuda_mlir.numba_cuda import types
+
+    v, l = getattr(types, vdt), getattr(types, ldt)
+    return (v[::1], l[::1], types.int64[::1], types.int64[::1], v[:, ::1], types.int64[:, ::1], v[:, ::1],
+            v[:, ::1], v[:, ::1], v[:, ::1], v[:, ::1], types.int64[:, ::1])
+
+
+def make_runs(rng, vdt: str, ldt: str, threads: int, runs: int):
+    """Per-block (values, lengths), ``[NBLOCKS, threads, runs]``, covering the cases in the module doc."""
+    vd, ld = np.dtype(vdt), np.dtype(ldt)
+    n = threads * runs
+    lmax = int(np.iinfo(ld).max)
+    lmin = -3 if ld.kind == "i" else 0
+    values = np.empty((NBLOCKS, n), dtype=vd)
+    lengths = np.zeros((NBLOCKS, n), dtype=ld)
+    for b in range(NBLOCKS):
+        if vd.kind == "f":
+            values[b] = (rng.standard_normal(n) * 100).astype(vd)
+        else:
+            info = np.iinfo(vd)
+            values[b] = rng.integers(info.min, info.max, size=n, endpoint=True, dtype=vd)
+    lengths[0] = rng.integers(lmin, min(lmax, 6), size=n, endpoint=True)          # interior zeros (negatives)
+    lengths[1] = np.where(rng.random(n) < 0.5, lmin, 0)                            # empty block
+    lengths[2, n // 3] = min(lmax, 3000)                                            # one long run, empty around it
+    big = min(lmax, 300)
+    lengths[3] = np.where(rng.random(n) < 0.1, big, rng.integers(0, 3, size=n))   # the dtype's largest lengths
+    lengths[4] = 1
+    lengths[5] = rng.integers(0, min(lmax, 4), size=n, endpoint=True)
+    return values.reshape(NBLOCKS, threads, runs), lengths.reshape(NBLOCKS, threads, runs)
+
+
+def run_rld(vdt, ldt, runs, decoded, rel, block=(THREADS, 1, 1), seed=0):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(seed)
+    threads = int(np.prod(block))
+    values, lengths = make_runs(rng, vdt, ldt, threads, runs)
+    totals_ref = [ref.run_offsets(lengths[b])[1] for b in range(NBLOCKS)]
+    cap = max(totals_ref) + 16
+    window = threads * decoded
+    woff = np.array([0, 5, -7, max(totals_ref[3] - 3, 0), 10**12, window + 1], dtype=np.int64)
+    doff = np.array([0, 3, -5, cap - totals_ref[3] + 10, 0, cap + 5], dtype=np.int64)
+    vd = np.dtype(vdt)
+    poison = vd.type(99)
+    oob = vd.type(float(_oob(vdt))) if vd.kind == "f" else vd.type(int(_oob(vdt)))
+    win = np.full((NBLOCKS, window), poison, dtype=vd)
+    rel_out = np.full((NBLOCKS, window), -1, dtype=np.int64)
+    win0 = np.full((NBLOCKS, window), poison, dtype=vd)
+    full = np.full((NBLOCKS, cap), poison, dtype=vd)
+    dst = np.full((NBLOCKS, cap), poison, dtype=vd)
+    dst2 = np.full((NBLOCKS, cap), poison, dtype=vd)
+    dst3 = np.full((NBLOCKS, cap), poison, dtype=vd)
+    totals = np.full((NBLOCKS, 4), -1, dtype=np.int64)
+    kernel = rld_kernel(vdt, ldt, runs, decoded, rel)
+    kernel[NBLOCKS, block](values.reshape(-1), lengths.reshape(-1), woff, doff, win, rel_out, win0, full,
+                           dst, dst2, dst3, totals)
+    cuda.synchronize()
+    for b in range(NBLOCKS):
+        vals, lens = values[b], lengths[b]
+        label = f"{vdt}/{ldt} R={runs} D={decoded} block#{b} shape={block}"
+        total = totals_ref[b]
+        w, r, t = ref.decode_window(vals, lens, threads, decoded, window_offset=int(woff[b]), oob_default=oob,
+                                    relative_dtype=rel)
+        np.testing.assert_array_equal(win[b].reshape(threads, decoded), w, err_msg="window " + label)
+        np.testing.assert_array_equal(rel_out[b].reshape(threads, decoded), r.astype(np.int64),
+                                      err_msg="relative offsets " + label)
+        w0, _, _ = ref.decode_window(vals, lens, threads, decoded)
+        np.testing.assert_array_equal(win0[b].reshape(threads, decoded), w0, err_msg="window at 0 " + label)
+        expected_full = np.full(cap, poison, dtype=vd)
+        expected_full[:total] = ref.decode(vals, lens)
+        np.testing.assert_array_equal(full[b], expected_full, err_msg="window loop " + label)
+        e1, t1 = ref.decode_into(vals, lens, np.full(cap, poison, dtype=vd), destination_offset=int(doff[b]))
+        np.testing.assert_array_equal(dst[b], e1, err_msg="into at offset " + label)
+        e2, _ = ref.decode_into(vals, lens, np.full(cap, poison, dtype=vd))
+        np.testing.assert_array_equal(dst2[b], e2, err_msg="into depth 3 " + label)
+        if runs == 1:
+            np.testing.assert_array_equal(dst3[b], e2, err_msg="into with scalar runs " + label)
+        assert totals[b].tolist() == [total, total, total, total if runs == 1 else 0], label
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("vdt,ldt,runs,decoded,rel", config_cases(),
+                         ids=[f"{c[0]}-{c[1]}-R{c[2]}-D{c[3]}" for c in config_cases()])
+def test_run_length_decode_matrix(vdt, ldt, runs, decoded, rel):
+    run_rld(vdt, ldt, runs, decoded, rel)
+
+
+@pytest.mark.gpu
+def test_run_length_decode_multidimensional_block():
+    run_rld("float32", "int32", 3, 4, "int32", block=(8, 4, 2), seed=4)
+
+
+# --------------------------------------------------------------------------------------
+# The reference model itself
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.unit
+def test_reference_is_np_repeat_with_clamped_lengths():
+    values = np.array([[10, 20], [30, 40]], dtype=np.int16)
+    lengths = np.array([[2, 0], [-3, 3]], dtype=np.int8)
+    np.testing.assert_array_equal(ref.decode(values, lengths), np.repeat([10, 20, 30, 40], [2, 0, 0, 3]))
+    offsets, total = ref.run_offsets(lengths)
+    assert offsets.tolist() == [0, 2, 2, 2] and total == 5
+    # Empty runs never own a position: position 2 is run 3's first item.
+    assert ref.run_of_position(lengths, [0, 1, 2, 4, 5]).tolist() == [0, 0, 3, 3, -1]
+
+
+@pytest.mark.unit
+def test_reference_window_is_blocked_with_defaults_past_the_end():
+    values = np.array([[1], [2]], dtype=np.float32)
+    lengths = np.array([[3], [2]], dtype=np.int32)
+    w, rel, total = ref.decode_window(values, lengths, 2, 2, window_offset=2, oob_default=-1,
+                                      relative_dtype="uint16")
+    assert total == 5
+    assert w.tolist() == [[1, 2], [2, -1]]  # positions 2, 3 | 4, 5
+    assert rel.tolist() == [[2, 0], [1, 65535]]
+    assert ref.decode_window(values, lengths, 2, 2, window_offset=-9)[0].tolist() == [[1, 1], [1, 2]]
+
+
+@pytest.mark.unit
+def test_reference_into_writes_only_what_fits():
+    values = np.array([[5], [6]], dtype=np.int64)
+    lengths = np.array([[2], [2]], dtype=np.int64)
+    out, total = ref.decode_into(values, lengths, np.zeros(3, np.int64), destination_offset=-1)
+    assert total == 4 and out.tolist() == [5, 6, 6]
+    out, total = ref.decode_into(values, lengths, np.zeros(3, np.int64), destination_offset=2)
+    assert total == 4 and out.tolist() == [0, 0, 5]
