@@ -370,6 +370,41 @@ class CoopCompileLatency(_GeneratedRst):
         return lines
 
 
+class CoopSpecTable(_GeneratedRst):
+    """``.. coop-spec-table:: module.ATTR``: a dict of dataclass records (e.g. exchange MODES) as a table."""
+
+    required_arguments = 1
+    option_spec = {"columns": directives.unchanged}
+
+    def rst_lines(self):
+        import dataclasses
+
+        module, _, attr = self.arguments[0].rpartition(".")
+        table = getattr(importlib.import_module(module), attr)
+        rows = list(table.values())
+        if not rows or not dataclasses.is_dataclass(rows[0]):
+            raise self.error(f"coop-spec-table: {self.arguments[0]} is not a dict of dataclass records")
+        fields = [f.name for f in dataclasses.fields(rows[0])]
+        if "columns" in self.options:
+            fields = [c.strip() for c in self.options["columns"].split(",")]
+        lines = [f".. list-table:: ``{attr}``", "   :header-rows: 1", ""]
+        lines += ["   * - " + fields[0].replace("_", " ")] + [f"     - {f.replace('_', ' ')}" for f in fields[1:]]
+        for row in rows:
+            cells = [_cell(getattr(row, f)) for f in fields]
+            lines += [f"   * - {cells[0]}"] + [f"     - {c}" for c in cells[1:]]
+        return lines + [""]
+
+
+def _cell(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (frozenset, set, tuple, list)):
+        return ", ".join(sorted(str(v) for v in value)) or "--"
+    if isinstance(value, str):
+        return f"``{value}``" if value else "--"
+    return str(value)
+
+
 # ------------------------------------------------------------------------------------------
 # Build hooks
 # ------------------------------------------------------------------------------------------
@@ -438,6 +473,7 @@ def setup(app):
     app.add_directive("coop-extras-table", CoopExtrasTable)
     app.add_directive("coop-load-store-benchmark", CoopLoadStoreBenchmark)
     app.add_directive("coop-compile-latency", CoopCompileLatency)
+    app.add_directive("coop-spec-table", CoopSpecTable)
     app.add_directive("coop-qualified-extras", CoopQualifiedExtras)
     app.connect("config-inited", on_config_inited)
     app.connect("env-purge-doc", on_env_purge_doc)

@@ -214,8 +214,11 @@ def test_reduced_motion_turns_movement_off(page, explorer_pages, ident):
     open_explorer(page, explorer_pages, ident, reduced_motion="no-preference")
     assert state(page, ident)["motion"] == "full"
     sc = DATASETS[ident]["scenarios"][DATASETS[ident]["default"]]
-    singles = {t for t in sc["stages"][0]["t"] if isinstance(t, int)}
-    moving = [t for t in sc["stages"][1]["t"] if isinstance(t, int) and t in singles]
+    arriving = sc["stages"][1]
+    source = sc["stages"][arriving.get("from", 0)]
+    singles = {t for t in source["t"] if isinstance(t, int)}
+    moving = [] if arriving.get("link") == "none" else [
+        t for t in arriving["t"] if isinstance(t, int) and t in singles]
     page.click(f'{_root(ident)} button[data-action="step"]')
     assert page.locator(f"{_root(ident)} .coop-fly").count() == len(moving)
 

@@ -46,6 +46,11 @@
     return false;
   }
 
+  // The stage whose cells a stage's lines and movement come from: "from", else the previous one.
+  function sourceOf(st, si) {
+    return typeof st.from === "number" ? st.from : si - 1;
+  }
+
   function prefersReducedMotion() {
     return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
   }
@@ -340,7 +345,8 @@
     var self = this;
     this.links = [];
     for (var si = 1; si < sc.stages.length; si++) {
-      var prev = sc.stages[si - 1], st = sc.stages[si], mode = st.link || "all";
+      var st = sc.stages[si], mode = st.link || "all", pi0 = sourceOf(st, si);
+      var prev = sc.stages[pi0];
       var layer = svg("g", { "class": "coop-link-stage", "data-stage": si }, this.linkLayer);
       var index = new Map();
       prev.t.forEach(function (t, ci) {
@@ -358,7 +364,7 @@
           (index.get(tok) || []).forEach(function (pi) {
             if (seen.has(pi)) return;
             seen.add(pi);
-            var a = L.rows[si - 1].cells[pi], b = L.rows[si].cells[ci];
+            var a = L.rows[pi0].cells[pi], b = L.rows[si].cells[ci];
             svg("path", {
               d: "M" + a.cx + "," + (a.y + CELL) + " C" + a.cx + "," + (a.y + CELL + LINK_H / 2) + " " +
                  b.cx + "," + (b.y - LINK_H / 2 - 20) + " " + b.cx + "," + (b.y - GROUP_H - LABEL_H + 4),
@@ -394,20 +400,20 @@
   // Movement: a copy of each source cell flies to where its value lands.
   Explorer.prototype.animateInto = function (si) {
     if (si < 1) return;
-    var sc = this.scenario(), st = sc.stages[si], prev = sc.stages[si - 1];
+    var sc = this.scenario(), st = sc.stages[si], from = sourceOf(st, si), prev = sc.stages[from];
     var L = this.L, layer = svg("g", { "class": "coop-fly-layer" }, this.svg);
-    var from = new Map();
-    prev.t.forEach(function (t, ci) { var tk = tokensOf(t); if (tk.length === 1) from.set(tk[0], ci); });
+    var src = new Map();
+    prev.t.forEach(function (t, ci) { var tk = tokensOf(t); if (tk.length === 1) src.set(tk[0], ci); });
     var flyers = [];
     st.t.forEach(function (t, ci) {
       var tk = tokensOf(t);
-      if (tk.length !== 1 || !from.has(tk[0])) return;
-      var a = L.rows[si - 1].cells[from.get(tk[0])], b = L.rows[si].cells[ci];
+      if (tk.length !== 1 || !src.has(tk[0]) || st.link === "none") return;
+      var a = L.rows[from].cells[src.get(tk[0])], b = L.rows[si].cells[ci];
       var g = svg("g", { "class": "coop-fly" }, layer);
       svg("rect", { x: a.x, y: a.y, width: CELL, height: CELL, rx: 4,
                     style: "fill:hsl(" + hue(tk[0]) + ", 70%, 80%)" }, g);
       var tx = svg("text", { x: a.cx, y: a.y + CELL / 2 + 4, "text-anchor": "middle" }, g);
-      tx.textContent = prev.v[from.get(tk[0])];
+      tx.textContent = prev.v[src.get(tk[0])];
       flyers.push([g, b.x - a.x, b.y - a.y]);
     });
     this.stageGroups[si].classList.add("coop-arriving");
@@ -456,7 +462,7 @@
       });
     });
     this.links.forEach(function (layer, li) {
-      var prev = sc.stages[li], st = sc.stages[li + 1];
+      var st = sc.stages[li + 1], prev = sc.stages[sourceOf(st, li + 1)];
       Array.prototype.forEach.call(layer.childNodes, function (p) {
         var on = !!f && intersects(tokensOf(prev.t[+p.getAttribute("data-from")]), set) &&
                  intersects(tokensOf(st.t[+p.getAttribute("data-to")]), set);
