@@ -55,7 +55,8 @@ def rank_cases(dtype):
     ]
 
 
-def radix_kernel(dtype: str):
+def radix_kernel(dtype: str, prefix_items: int):
+    """The kernel of ``dtype``; ``prefix_items``: the digit prefix's items per thread (a constant)."""
     lines = []
     for row, op, kws, vals, _bits, _d, _s in sort_cases(dtype):
         kws = ", " + kws if kws else ""
@@ -88,9 +89,10 @@ def radix_kernel(dtype: str):
     source = f"""
 DT = np.{dtype}
 WT = np.{other_value_dtype(dtype)}
+PREFIX_ITEMS = {prefix_items}
 
 @cuda.jit
-def kernel(keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, items_per_thread, prefix_items):
+def kernel(keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, items_per_thread):
     g = coop.this_block()
     tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
     nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
@@ -100,7 +102,7 @@ def kernel(keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, items_
     k = coop.ThreadData(items_per_thread, dtype=DT)
     v = coop.ThreadData(items_per_thread, dtype=np.int32)
     w = coop.ThreadData(items_per_thread, dtype=WT)
-    pre = coop.ThreadData(prefix_items, dtype=np.int32)
+    pre = coop.ThreadData(PREFIX_ITEMS, dtype=np.int32)
     for i in range(items_per_thread):
         k[i] = keys[base + tid * items_per_thread + i]
         v[i] = tid * items_per_thread + i
@@ -140,8 +142,8 @@ def run_radix(dtype, ipt, block=(BLOCK, 1, 1), seed=0, launch=gpu_launch):
     out_r = np.full((len(rank_cases(dtype)), n), -1, dtype=np.int32)
     pitems = prefix_items(threads)
     out_p = np.full(nblocks * threads * pitems, -1, dtype=np.int32)
-    kernel = radix_kernel(dtype) if launch is gpu_launch else dtype
-    launch(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, ipt, pitems)
+    kernel = radix_kernel(dtype, pitems) if launch is gpu_launch else (dtype, pitems)
+    launch(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, ipt)
     index = np.arange(tile, dtype=np.int32).reshape(threads, ipt)
     for b in range(nblocks):
         sl = slice(b * tile, (b + 1) * tile)

@@ -35,11 +35,11 @@ def assert_inlined(kb, nvdisasm=None):
     assert "coop_radix" not in kb.ptx
 
 
-def gpu_kernel_argtypes(dtype, ipt, threads=128):
+def gpu_kernel_argtypes(dtype, ipt):
     types = _types()
     key, other = getattr(types, dtype), getattr(types, other_value_dtype(dtype))
     return (key[::1], key[:, ::1], types.int32[:, ::1], other[:, ::1], types.int32[:, ::1], types.int32[::1],
-            types.int64[::1], types.int32[::1], ipt, prefix_items(threads))
+            types.int64[::1], types.int32[::1], ipt)
 
 
 SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]
@@ -47,13 +47,14 @@ SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]
 
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_kernels_compile(dtype, ipt):
-    kb = _compile(radix_kernel(dtype), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
+    kb = _compile(radix_kernel(dtype, prefix_items(128)), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
     assert_inlined(kb)
     assert "bar.sync" in kb.ptx
 
 
 def test_gpu_kernel_for_multidimensional_blocks_compiles():
-    kb = _compile(radix_kernel("float64"), gpu_kernel_argtypes("float64", 3, threads=96), cc=(9, 0), block=(16, 6, 1))
+    kb = _compile(radix_kernel("float64", prefix_items(96)), gpu_kernel_argtypes("float64", 3), cc=(9, 0),
+                  block=(16, 6, 1))
     assert_inlined(kb)
 
 

@@ -167,10 +167,10 @@ def emulate_merge_sort(cases, nblocks, block, keys, out_k, out_v, out_w, valid, 
                 (out_v if vt == "index" else out_w)[row, sl] = v.reshape(-1)
 
 
-def emulate_radix(dtype, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, ipt,
-                  pitems):
+def emulate_radix(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, ipt):
     from .test_radix import rank_cases, sort_cases
 
+    dtype, pitems = kernel
     threads, tile = _tiles(nblocks, block, ipt)
     index = np.arange(tile, dtype=np.int32).reshape(threads, ipt)
     for b in range(nblocks):
