@@ -202,6 +202,11 @@ def run_merge_sort(dtype, ipt, block=(BLOCK, 1, 1), seed=0, block_only=False, la
             label = f"{op} {kind} w={width} desc={desc} compare_op={cmp} {dtype} ipt={ipt} block#{b} valid={valid[b] if use_vi else None}"
             got_k = out_k[row, sl].reshape(threads, ipt)
             np.testing.assert_array_equal(got_k[kdef], exp_k[kdef], err_msg="keys " + label)
+            if kind == "block" and not use_vi and not cmp:
+                # The model is np.sort's order (NaN last), reversed when descending.
+                expected = np.sort(slots.reshape(-1))
+                np.testing.assert_array_equal(got_k.reshape(-1), expected[::-1] if desc else expected,
+                                              err_msg="np.sort " + label)
             if op == "merge_sort_pairs":
                 got_v = (out_v if vt == "index" else out_w)[row, sl].reshape(threads, ipt)
                 np.testing.assert_array_equal(got_v[vdef], exp_v[vdef], err_msg="values (stability) " + label)

@@ -156,6 +156,8 @@ def run_radix(dtype, ipt, block=(BLOCK, 1, 1), seed=0, launch=gpu_launch):
                                           blocked_to_striped=striped)
             label = f"{op} row={row} {dtype} ipt={ipt} block#{b} bits=[{begin},{end}) desc={desc} striped={striped}"
             np.testing.assert_array_equal(out_k[row, sl].reshape(threads, ipt), exp_k, err_msg="keys " + label)
+            if row == 0:  # all bits, ascending, blocked: np.sort
+                np.testing.assert_array_equal(out_k[row, sl], np.sort(keys[sl]), err_msg="np.sort " + label)
             if vals is not None:
                 got = (out_v if vals == "index" else out_w)[row, sl].reshape(threads, ipt)
                 np.testing.assert_array_equal(got, exp_v, err_msg="values (stability) " + label)

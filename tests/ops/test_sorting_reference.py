@@ -235,3 +235,22 @@ def test_topk_harness_and_sentinel_scheme(dtype, ipt):
     from .test_topk import run_topk
 
     run_topk(dtype, ipt, launch=emulate_topk)
+
+
+def test_merge_stages_end_in_the_sort():
+    keys = _keys("int32", 8 * 3).reshape(8, 3)
+    for width in (None, 4, 2):
+        stages = ms.merge_stages(keys, group_width=width, descending=True)
+        expected, _v, _d = ms.merge_sort(keys, group_width=width, descending=True)
+        np.testing.assert_array_equal(stages[-1][1], expected)
+        assert [s[2] for s in stages] == [0] + [2 ** i for i in range(len(stages) - 1)]
+        assert stages[-1][2] == (width or 8)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_radix_passes_end_in_the_sort(descending):
+    keys = _keys("int16", 8 * 4).reshape(8, 4)
+    passes = rx.radix_passes(keys, begin_bit=2, end_bit=15, radix_bits=4, descending=descending)
+    assert [p[0] for p in passes] == [(2, 6), (6, 10), (10, 14), (14, 15)]
+    expected, _ = rx.radix_sort(keys, begin_bit=2, end_bit=15, descending=descending)
+    np.testing.assert_array_equal(passes[-1][2], expected)

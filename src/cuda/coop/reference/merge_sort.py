@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sort_permutation", "sort_tile", "merge_sort"]
+__all__ = ["sort_permutation", "sort_tile", "merge_sort", "merge_stages"]
 
 
 def _dense_rank(keys: np.ndarray) -> np.ndarray:
@@ -89,3 +89,29 @@ def merge_sort(keys, values=None, *, group_width=None, descending=False, valid_i
         if out_v is not None:
             out_v[rows] = sv.reshape(width, k)
     return out_k, out_v, (kdef, vdef)
+
+
+def merge_stages(keys, *, group_width=None, descending=False, sort_key=None):
+    """How the sort gets there: the slots ``[threads, K]`` after each step.
+
+    Returns ``[(label, slots, run_threads)]``: the input, each thread's own items
+    sorted, then after each merge round runs of 2, 4, ... threads (within each
+    group) sorted, the last being the result.  ``run_threads`` is the number of
+    threads whose items form one sorted run at that step.
+    """
+    keys = np.asarray(keys)
+    threads, k = keys.shape
+    width = threads if group_width is None else group_width
+    stages = [("input", keys.copy(), 0)]
+    run = 1
+    while True:
+        out = np.empty_like(keys)
+        for start in range(0, threads, run):
+            rows = slice(start, start + run)
+            tile = keys[rows].reshape(-1)
+            out[rows] = tile[sort_permutation(tile, descending=descending, sort_key=sort_key)].reshape(-1, k)
+        label = "each thread sorts its items" if run == 1 else f"merge: runs of {run} threads"
+        stages.append((label, out, run))
+        if run >= width:
+            return stages
+        run *= 2

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["ordered_bits", "digits", "sort_permutation", "radix_sort", "radix_rank", "exclusive_digit_prefix",
-           "clamp_bits"]
+           "clamp_bits", "radix_passes"]
 
 
 def ordered_bits(keys) -> np.ndarray:
@@ -112,3 +112,27 @@ def exclusive_digit_prefix(keys, threads, *, begin_bit=0, radix_bits=4, descendi
     out = np.full(threads * b, len(keys), dtype=np.int32)
     out[:n_digits] = before
     return out.reshape(threads, b)
+
+
+def radix_passes(keys, *, begin_bit=0, end_bit=None, radix_bits=4, descending=False):
+    """How a radix sort gets there: one entry per pass, least significant digit first.
+
+    Returns ``[(bits, ranks, slots)]``: the pass's bit range ``(lo, hi)``, the rank
+    of each key by that digit (``[T, K]``, where each key goes), and the slots after
+    the pass's scatter (blocked).  After the last pass the slots are the sorted tile.
+    """
+    keys = np.asarray(keys)
+    threads, k = keys.shape
+    begin, end = clamp_bits(begin_bit, end_bit, keys.dtype.itemsize * 8)
+    tile = keys.reshape(-1).copy()
+    passes = []
+    lo = begin
+    while lo < end:
+        hi = min(lo + radix_bits, end)
+        ranks = radix_rank(tile.reshape(threads, k), begin_bit=lo, radix_bits=hi - lo, descending=descending)
+        moved = np.empty_like(tile)
+        moved[ranks.reshape(-1)] = tile
+        tile = moved
+        passes.append(((lo, hi), ranks, tile.reshape(threads, k).copy()))
+        lo = hi
+    return passes
