@@ -163,3 +163,17 @@ def test_benchmark_kernel_compiles(algorithm):
     assert "ld.global.v4" in kb.ptx or "ld.global.nc.v4" in kb.ptx
     if algorithm == "atomic":
         assert kb.shared_bytes() == 1024
+
+
+def test_builtin_int_means_int32_counters():
+    """counter_dtype=int (and ThreadData(dtype=int)) are int32, as on the host."""
+    kb = _single("""
+    h = coop.histogram(block, s, bins=256, counter_dtype=int)
+    acc = coop.ThreadData(1, dtype=int)
+    acc[0] = 0
+    coop.histogram(block, s, bins=256, accumulate=acc)
+    for i in range(1):
+        h[i] += acc[i]
+    coop.store(block, out, h, algorithm="striped")
+""")
+    _no_calls(kb)

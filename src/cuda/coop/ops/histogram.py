@@ -34,11 +34,13 @@ from .._errors import (
     DtypeMismatchError,
     InvalidArgumentTypeError,
     MissingArgumentError,
+    SharedMemoryLimitError,
     UnsupportedBlockShapeError,
     UnsupportedDtypeError,
 )
 from .._kernel_api import kernel_function
 from ..core import validate as v
+from ..core.storage import STATIC_SHARED_LIMIT
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -233,6 +235,13 @@ def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, 
         counter, bpt = acc_dtype, acc.items
     counter = counter or np.dtype("int32")
     bpt = bpt or 1
+    if n_bins * counter.itemsize > STATIC_SHARED_LIMIT:
+        # Before NVRTC: the counters alone cannot fit in static shared memory.
+        raise SharedMemoryLimitError(
+            f"{call}: bins={n_bins} {counter.name} counters need {n_bins * counter.itemsize} bytes of shared "
+            f"memory, above the {STATIC_SHARED_LIMIT}-byte static limit; use fewer bins (at most "
+            f"{STATIC_SHARED_LIMIT // counter.itemsize} of {counter.name}) or a narrower counter_dtype"
+        )
     vi = v.optional_int_operand(call, "valid_items", valid_items)
     lay = v.choose(call, "layout", layout, LAYOUTS, "blocked")
     ts = v.optional_temp_storage(call, temp_storage, g)

@@ -35,9 +35,16 @@ from typing import NamedTuple
 import numpy as np
 
 from .._dtypes import SUPPORTED_DTYPES, cxx_type, dtype_names, is_integer
-from .._errors import DtypeMismatchError, ExtentMismatchError, MissingArgumentError, UnsupportedDtypeError
+from .._errors import (
+    DtypeMismatchError,
+    ExtentMismatchError,
+    MissingArgumentError,
+    SharedMemoryLimitError,
+    UnsupportedDtypeError,
+)
 from .._kernel_api import kernel_function
 from ..core import validate as v
+from ..core.storage import STATIC_SHARED_LIMIT
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -240,7 +247,7 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
     return CallPlan(
         op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=params, generate=_generate,
+        params=params, generate=_generate, check_launch=_check_launch,
     )
 
 
@@ -272,7 +279,22 @@ def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, 
         op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(_I64),
         operands=tuple(operands), storage=StorageNeed(per="block"),
         temp_storage="temp_storage" if ts is not None else None, params=params, generate=_generate,
+        check_launch=_check_launch,
     )
+
+
+def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
+    p: RunLengthParams = plan.params
+    runs = launch.block_threads * p.runs
+    off = offset_dtype(p.length, launch.block_threads, p.runs)
+    table = runs * (np.dtype(p.value).itemsize + off.itemsize)
+    if table > STATIC_SHARED_LIMIT:
+        # Before NVRTC: the run table alone cannot fit in static shared memory.
+        raise SharedMemoryLimitError(
+            f"{plan.call}: the run table of {runs} runs ({launch.block_threads} threads x {p.runs} runs, "
+            f"{p.value} values and {off.name} offsets) needs {table} bytes of shared memory, above the "
+            f"{STATIC_SHARED_LIMIT}-byte static limit; use fewer runs per thread or a smaller block"
+        )
 
 
 # --------------------------------------------------------------------------------------

@@ -111,6 +111,9 @@ def describe_type(ty):
         inner = ty.instance_type if isinstance(ty, types.NumberClass) else ty.dtype
         dt = numpy_dtype(inner)
         return spec.DtypeArg(dt) if dt is not None else spec.UnsupportedArg(str(inner))
+    if isinstance(ty, types.Function) and getattr(ty, "typing_key", None) in (int, float):
+        # The builtins as dtypes mean 32-bit, as in coop.ThreadData(n, dtype=int) on the host.
+        return spec.DtypeArg(np.dtype("int32" if ty.typing_key is int else "float32"))
     if isinstance(ty, types.Dispatcher):
         dispatcher = ty.dispatcher
         device = bool(getattr(dispatcher, "targetoptions", {}).get("device", False))
