@@ -177,6 +177,7 @@ def test_following_highlights_the_cells_sharing_a_token(page, explorer_pages, id
     page.focus(f'{_root(ident)} .coop-cell[data-stage="0"][data-cell="{cell}"]')
     page.keyboard.press("Enter")
     assert highlighted(page, ident) == expected_highlight(scenario, 0, cell)
+    page.add_style_tag(content=".back-to-top { display: none !important; }")  # furo's floating button
     page.locator(_root(ident)).screenshot(path=str(artifacts / f"{ident}.png"))
     page.keyboard.press("Escape")
     assert highlighted(page, ident) == [] and state(page, ident)["follow"] is None
