@@ -618,22 +618,16 @@ def build_merge_sort():
             stages[-1]["link"] = "none"
         last_keys = 0  # the stage the next keys row comes from
         if valid is None:
-            # Merge sort's passes: each thread sorts its own run, then runs of 2, 4, ... threads
-            # are merged.  A stable sort of each segment is the state after that pass.
-            run = 1
-            while run < gsize:
-                seg_keys = np.empty_like(keys)
-                for start in range(0, THREADS, run):
-                    rows = slice(start, start + run)
-                    sk, _, _ = ref.sort_tile(keys[rows].reshape(-1), descending=desc)
-                    seg_keys[rows] = sk.reshape(run, k)
+            # Merge sort's passes, from the reference: each thread sorts its own run, then runs
+            # of 2, 4, ... threads are merged; the last pass is the result (drawn below).
+            for label, slots, run in ref.merge_stages(keys, group_width=width, descending=desc)[1:-1]:
                 perm_tokens = _sorted_tokens(ref, keys, run, k, desc)
-                title = "each thread sorts its own keys" if run == 1 else f"merged runs of {run} threads"
-                st = threads_stage(title, seg_keys, perm_tokens)
+                assert all(keys.reshape(-1)[perm_tokens[t][i]] == slots[t, i]
+                           for t in range(THREADS) for i in range(k)), label
+                st = threads_stage(label, slots, perm_tokens)
                 st["from"] = last_keys
                 stages.append(st)
                 last_keys = len(stages) - 1
-                run *= 2
         out_k, out_v, (kdef, vdef) = ref.merge_sort(keys, values, group_width=width, descending=desc,
                                                     valid_items=valid, oob_default=oob)
         src = _sorted_tokens(ref, keys, gsize, k, desc, valid=valid)
@@ -722,23 +716,23 @@ def build_radix():
                      "Hover a key for its bits and digit."]
         else:
             striped = op == "striped"
-            passes = -(-end_bit // bits)
-            for j in range(passes):
-                hi = min((j + 1) * bits, end_bit)
-                last = j == passes - 1
-                sk, _ = ref.radix_sort(keys, begin_bit=0, end_bit=hi, descending=desc,
-                                       blocked_to_striped=striped and last)
-                perm = ref.sort_permutation(keys, begin_bit=0, end_bit=hi, descending=desc)
-                pos_tokens = np.asarray(perm).reshape(-1)
+            passes = ref.radix_passes(keys, begin_bit=0, end_bit=end_bit, radix_bits=bits, descending=desc)
+            where = np.arange(n)  # tile position -> original position of the key there
+            for j, ((lo, hi), ranks, slots) in enumerate(passes):
+                moved = np.empty_like(where)
+                moved[ranks.reshape(-1)] = where
+                where = moved
+                last = j == len(passes) - 1
+                tok = where.reshape(THREADS, k)
                 if striped and last:
-                    tok = pos_tokens.reshape(k, THREADS).T
-                else:
-                    tok = pos_tokens.reshape(THREADS, k)
-                lab = [[f"key {sk[t, i]} = 0b{int(sk[t, i]):06b}" for i in range(k)] for t in range(THREADS)]
-                title = (f"after pass {j + 1}: sorted by bits 0..{hi - 1}" if not last else
-                         "sorted keys (" + ("striped" if striped else "blocked") + ")")
-                st = threads_stage(title, sk, tok.tolist(), labels=lab)
-                stages.append(st)
+                    slots, _ = ref.radix_sort(keys, begin_bit=0, end_bit=end_bit, descending=desc,
+                                              blocked_to_striped=True)
+                    tok = where.reshape(k, THREADS).T
+                assert (keys.reshape(-1)[tok.reshape(-1)] == slots.reshape(-1)).all()
+                lab = [[f"key {slots[t, i]} = 0b{int(slots[t, i]):06b}" for i in range(k)] for t in range(THREADS)]
+                title = (f"pass {j + 1}: stably sorted by bits {lo}..{hi - 1}" +
+                         (f" (so by bits 0..{hi - 1})" if lo else "") if not last else "sorted keys (" + ("striped" if striped else "blocked") + ")")
+                stages.append(threads_stage(title, slots, tok.tolist(), labels=lab))
             args = f", end_bit={end_bit}, radix_bits={bits}" + (", descending=True" if desc else "")
             args += ", blocked_to_striped=True" if striped else ""
             call = f"keys = coop.radix_sort_keys(block, keys{args})"
