@@ -16,7 +16,6 @@ atomic on one bin).  Every result is checked against ``np.bincount``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -107,7 +106,9 @@ float bench(Kernel kernel, int grid, const unsigned char* in, unsigned* out, lon
     cudaEventElapsedTime(&ms[r], a, b);
     ms[r] /= 10;
   }
-  for (int i = 0; i < 15; ++i) for (int j = i + 1; j < 15; ++j) if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
+  for (int i = 0; i < 15; ++i)
+    for (int j = i + 1; j < 15; ++j)
+      if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
   return ms[7];
 }
 

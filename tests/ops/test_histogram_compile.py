@@ -120,26 +120,22 @@ def test_explicit_temp_storage_without_barrier_between_atomic_calls():
 
 
 def test_many_tiles_kernel_compiles():
-    from numba_cuda_mlir.numba_cuda import types
-
-    from . import test_histogram as t
-
-    # The source of the payload-adding GPU test, compiled here so the device run finds only numbers.
+    """The payload-adding GPU test's kernel (its source, taken from the test), so the device run finds only numbers."""
     import inspect
 
-    src = inspect.getsource(t.test_histogram_of_many_tiles_by_adding_payloads)
-    body = src.split('module_from_source("""', 1)[1].split('""")', 1)[0]
-    from ..kernelgen import module_from_source
+    from numba_cuda_mlir.numba_cuda import types
 
-    module = module_from_source(body)
+    from ..kernelgen import module_from_source
+    from . import test_histogram as t
+
+    src = inspect.getsource(t.test_histogram_of_many_tiles_by_adding_payloads)
+    module = module_from_source(src.split('module_from_source("""', 1)[1].split('""")', 1)[0])
     kb = _compile(module.kernel, (types.uint8[::1], types.int64[::1], types.int64), cc=(9, 0), block=128)
     _no_calls(kb)
 
 
 @pytest.mark.parametrize("cc", [(10, 0), (12, 0)], ids=["sm100", "sm120"])
 def test_newer_architectures(cc):
-    from numba_cuda_mlir.numba_cuda import types
-
     kb = _compile(histogram_kernel("int16", 4), kernel_argtypes("int16"), cc=cc, block=128)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
     _no_calls(kb)

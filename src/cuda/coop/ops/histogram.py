@@ -166,10 +166,9 @@ def _counter_dtype(call, arg):
     if isinstance(arg, DtypeArg):
         dt = arg.dtype
     elif isinstance(arg, StringArg) and arg.value is not None:
-        try:
-            dt = np.dtype(arg.value.strip().lower())
-        except TypeError:
-            dt = None
+        # Only the canonical names: np.dtype("int") would be int64, but int means int32 here.
+        names = {d.name: d for d in COUNTER_DTYPES}
+        dt = names.get(arg.value.strip().lower())
     else:
         dt = None
     if dt is None or dt not in COUNTER_DTYPES:
