@@ -358,7 +358,10 @@
       if (mode === "none") { this.links.push(layer); continue; }
       st.t.forEach(function (t, ci) {
         var toks = tokensOf(t);
-        if (mode === "max" && toks.length) toks = [Math.max.apply(null, toks)];
+        if (mode === "max") {  // one line per cell: from the latest input it combines
+          var present = toks.filter(function (tok) { return index.has(tok); });
+          toks = present.length ? [Math.max.apply(null, present)] : [];
+        }
         var seen = new Set();
         toks.forEach(function (tok) {
           (index.get(tok) || []).forEach(function (pi) {
