@@ -22,7 +22,7 @@ from .. import _env
 from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
-from .cpp import PROVIDER_ABI_VERSION, Provider, render_translation_unit
+from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, Provider, render_translation_unit
 from .toolchain import toolchain
 
 __all__ = ["BuildResult", "build_providers", "NVRTC_OPTIONS", "arch_for_cc"]
@@ -67,7 +67,7 @@ def build_providers(providers, arch: str) -> BuildResult:
     # header digest); leaving them out keeps keys stable across install locations.
     key = hashlib.sha256("\n".join([
         f"schema={SCHEMA}", f"abi={PROVIDER_ABI_VERSION}", f"cuda-coop={__version__}",
-        f"arch={arch}", tc.identity(), *NVRTC_OPTIONS, source,
+        f"arch={arch}", tc.identity(), *NVRTC_OPTIONS, COMPAT_HEADER_SOURCE, source,
     ]).encode()).hexdigest()
     _maybe_dump(key, source)
     cache = provider_cache()
@@ -162,7 +162,8 @@ def _maybe_dump(key: str, source: str) -> None:
 def _nvrtc_compile(source: str, options, key: str) -> bytes:
     from cuda.bindings import nvrtc
 
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"cuda_coop_{key[:16]}.cu".encode(), 0, [], [])
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"cuda_coop_{key[:16]}.cu".encode(), 1,
+                                         [COMPAT_HEADER_SOURCE.encode()], [COMPAT_HEADER_NAME.encode()])
     _check(err, "nvrtcCreateProgram")
     try:
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
@@ -172,7 +173,8 @@ def _nvrtc_compile(source: str, options, key: str) -> bytes:
             nvrtc.nvrtcGetProgramLog(prog, log)
             saved = Path(tempfile.gettempdir()) / f"cuda_coop_failed_{key[:16]}.cu"
             try:
-                saved.write_text(source)
+                # Self-contained: the in-memory compat header inlined where it is included.
+                saved.write_text(source.replace(f"#include <{COMPAT_HEADER_NAME}>", COMPAT_HEADER_SOURCE, 1))
             except OSError:
                 saved = Path("<not saved>")
             raise ProviderCompileError(
