@@ -9,7 +9,8 @@ nvcc against the same CCCL.  Cases: keys with striped output (the coalesced
 store CUB recommends), keys with blocked output (stored through a warp
 transpose), keys descending, pairs (uint32 values) with striped output, and
 TopK (the 16 smallest keys per tile; built on the same radix sort, so it should
-cost the same).  Reports milliseconds, the coop/CUB ratio (CUB time / coop
+cost the same) and TopK with ``algorithm="radix_select"`` (compared with the
+same CUB sort, as CUB has no block top-k).  Reports milliseconds, the coop/CUB ratio (CUB time / coop
 time: above 1 means coop is faster), sorted keys per second and GB/s (read +
 write), and the first-launch compile time of each coop kernel.
 """
@@ -28,7 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
 
 N = 1 << 24  # uint32 keys
-CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16"]
+CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16",
+         "topk_min_16_select"]
+# CUB has no block top-k: both TopK rows compare with CUB's sort + taking the first 16.
+CUB_CASE = {"topk_min_16_select": "topk_min_16"}
 
 CUB_SOURCE = r"""
 #include <cub/block/block_load.cuh>
@@ -148,17 +152,19 @@ def sort_pairs(source, values, destination, value_destination, items_per_thread)
     coop.store(block, value_destination, v, offset=offset, algorithm="striped")
 
 
-@cuda.jit
-def topk_min_16(source, values, destination, value_destination, items_per_thread):
-    block = coop.this_block()
-    keys = coop.ThreadData(items_per_thread)
-    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
-    coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
-    best = coop.topk_min_keys(block, keys, k=16)
-    for i in range(items_per_thread):
-        p = cuda.threadIdx.x * items_per_thread + i
-        if p < 16:
-            destination[cuda.blockIdx.x * 16 + p] = best[i]
+def topk_min_16(algorithm):
+    @cuda.jit
+    def kernel(source, values, destination, value_destination, items_per_thread):
+        block = coop.this_block()
+        keys = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
+        best = coop.topk_min_keys(block, keys, k=16, algorithm=algorithm)
+        for i in range(items_per_thread):
+            p = cuda.threadIdx.x * items_per_thread + i
+            if p < 16:
+                destination[cuda.blockIdx.x * 16 + p] = best[i]
+    return kernel
 """
 
 
@@ -168,7 +174,8 @@ def kernels(ns):
         "keys_blocked": ns["sort_keys"](False, False),
         "keys_descending_striped": ns["sort_keys"](True, True),
         "pairs_striped": ns["sort_pairs"],
-        "topk_min_16": ns["topk_min_16"],
+        "topk_min_16": ns["topk_min_16"]("radix_sort"),
+        "topk_min_16_select": ns["topk_min_16"]("radix_select"),
     }
 
 
@@ -200,7 +207,7 @@ def throughput(threads: int, items: int):
         cuda.synchronize()
         compile_s[name] = time.perf_counter() - t0
         got = dst.copy_to_host()
-        if name == "topk_min_16":
+        if name.startswith("topk"):
             for b in range(4):
                 assert np.array_equal(np.sort(got[b * 16:(b + 1) * 16]), np.sort(head[b])[:16]), name
         else:
@@ -232,9 +239,9 @@ def main(argv=None):
           f"{'compile s':>10s}")
     cub = report.get("cub_ms", {})
     for name, ms in report["coop_ms"].items():
-        c = cub.get(name)
+        c = cub.get(CUB_CASE.get(name, name))
         ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        words = {"pairs_striped": 4, "topk_min_16": 1}.get(name, 2)  # 4-byte words moved per key
+        words = 4 if name.startswith("pairs") else (1 if name.startswith("topk") else 2)  # 4-byte words per key
         gbs = words * N * 4 / (ms * 1e-3) / 1e9
         print(f"{name:26s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {N / (ms * 1e-3) / 1e9:8.2f} "
               f"{gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")

@@ -208,6 +208,12 @@ def emulate_topk(dtype, nblocks, block, keys, out_k, out_v, out_w, ks, valid, ip
                 sentinel = np.array([sentinel_bits(keys.dtype, largest)], dtype=f"u{keys.dtype.itemsize}")
                 tile_keys[vi:] = sentinel.view(keys.dtype)[0]
             perm = rx.sort_permutation(tile_keys, descending=largest)
+            if "radix_select" in _kws:
+                # The selection in tile order, then the other keys in tile order.
+                m = min(max(int(ks[b]) if _k == "rt" else _k, 0), int(min(max(valid[b], 0), tile)) if use_vi
+                        else tile)
+                chosen = np.sort(perm[:m])
+                perm = np.concatenate([chosen, np.setdiff1d(np.arange(tile), chosen)])
             out_k[row, sl] = tile_keys[perm]
             if vals is not None:
                 v = index if vals == "index" else index.astype(out_w.dtype)

@@ -1,9 +1,9 @@
 """TopK on a device: selections checked as multisets against np.argpartition-style models.
 
-One kernel per (key dtype, items_per_thread) runs the four operations with a
-runtime ``k`` and ``valid_items`` (one pair per block: full, k=0, negative k,
-k beyond the tile, k beyond valid_items, empty, random) and a compile-time
-``k``.  Results are unordered by contract, so each check compares the selected
+One kernel per (key dtype, items_per_thread) runs the four operations, with
+both algorithms, with a runtime ``k`` and ``valid_items`` (one pair per block:
+full, k=0, negative k, k beyond the tile, k beyond valid_items, empty, random)
+and a compile-time ``k``.  Results are unordered by contract, so each check compares the selected
 prefix as a multiset, checks that no unselected valid key beats a selected one,
 and, for pairs whose values are tile positions, that every value still sits
 with its key and that ties went to the earlier positions.  30 kernels.
@@ -24,15 +24,20 @@ ITEMS = [1, 4, 9]
 BLOCK = 128
 STATIC_K = 5
 
-# (row, op, kwargs, values, k ("rt" = per block), valid_items used)
-CASES = [
-    (0, "topk_min_keys", "k=kr, valid_items=vi", None, "rt", True),
-    (1, "topk_max_keys", f"k={STATIC_K}", None, STATIC_K, False),
-    (2, "topk_min_pairs", "k=kr, valid_items=vi", "index", "rt", True),
-    (3, "topk_max_pairs", "k=kr, valid_items=vi", "index", "rt", True),
-    (4, "topk_max_keys", "k=kr", None, "rt", False),
-    (5, "topk_min_pairs", "k=kr", "other", "rt", False),
+# (op, kwargs, values, k ("rt" = per block), valid_items used), run with each algorithm.
+_VARIANTS = [
+    ("topk_min_keys", "k=kr, valid_items=vi", None, "rt", True),
+    ("topk_max_keys", f"k={STATIC_K}", None, STATIC_K, False),
+    ("topk_min_pairs", "k=kr, valid_items=vi", "index", "rt", True),
+    ("topk_max_pairs", "k=kr, valid_items=vi", "index", "rt", True),
+    ("topk_max_keys", "k=kr", None, "rt", False),
+    ("topk_min_pairs", "k=kr", "other", "rt", False),
 ]
+ALGORITHMS = ["radix_sort", "radix_select"]
+# (row, op, kwargs, values, k, valid_items used)
+CASES = [(row, op, f'{kws}, algorithm="{algo}"', vals, k, vi)
+         for row, (algo, (op, kws, vals, k, vi)) in enumerate(
+             (algo, variant) for algo in ALGORITHMS for variant in _VARIANTS)]
 
 
 def topk_kernel(dtype: str):

@@ -55,9 +55,12 @@ def test_gpu_kernel_for_multidimensional_blocks_compiles():
     assert_inlined(kb)
 
 
+@pytest.mark.parametrize("algorithm", ["radix_sort", "radix_select"])
 @pytest.mark.parametrize("cc", [(9, 0), (8, 0)], ids=["sm90", "sm80"])
-def test_topk_pairs_inlined(cc, nvdisasm):
-    kernel = module_from_source("""
+def test_topk_pairs_inlined(cc, algorithm, nvdisasm):
+    kernel = module_from_source(f"""
+ALGORITHM = "{algorithm}"
+
 @cuda.jit
 def kernel(src, dst, idx, k, n, items_per_thread):
     g = coop.this_block()
@@ -67,7 +70,7 @@ def kernel(src, dst, idx, k, n, items_per_thread):
     for i in range(items_per_thread):
         keys[i] = src[base + i]
         vals[i] = base + i
-    r, s = coop.topk_max_pairs(g, keys, vals, k=k, valid_items=n)
+    r, s = coop.topk_max_pairs(g, keys, vals, k=k, valid_items=n, algorithm=ALGORITHM)
     for i in range(items_per_thread):
         dst[base + i] = r[i]
         idx[base + i] = s[i]
@@ -76,4 +79,7 @@ def kernel(src, dst, idx, k, n, items_per_thread):
     kb = _compile(kernel, (types.float32[::1], types.float32[::1], types.int32[::1], types.int32, types.int64, 8),
                   cc=cc, block=256)
     assert_inlined(kb, nvdisasm)
+    # Both stage one tile of keys in shared memory (the sort's exchange, or the select's scatter).
     assert kb.shared_bytes() >= 256 * 8 * 4
+    if algorithm == "radix_select":
+        assert "atom.shared.add" in kb.ptx or "red.shared.add" in kb.ptx

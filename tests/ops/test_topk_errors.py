@@ -82,3 +82,13 @@ def test_valid_items_must_be_an_integer():
     """)
     assert isinstance(info.value, coop.InvalidArgumentTypeError)
     assert "valid_items=" in str(info.value)
+
+
+def test_unknown_algorithm_lists_both():
+    info, module = fails("""
+        out = coop.topk_min_keys(coop.this_block(), keys, k=3, algorithm="bitonic")
+    """)
+    assert isinstance(info.value, coop.InvalidAlgorithmError)
+    msg = str(info.value)
+    assert "algorithm='bitonic'" in msg and "'radix_sort'" in msg and "'radix_select'" in msg
+    assert_points_at_user_line(info, module, "bitonic")

@@ -6,6 +6,7 @@ from . import exchange, load_store
 from . import merge_sort, radix, topk
 from . import neighbors, shuffle
 from . import histogram, run_length
+from . import reduce, scan
 
 FAMILIES = (
     load_store,
@@ -17,6 +18,8 @@ FAMILIES = (
     neighbors,
     histogram,
     run_length,
+    reduce,
+    scan,
 )
 
 

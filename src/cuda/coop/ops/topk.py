@@ -1,19 +1,32 @@
 """TopK: the ``k`` smallest or largest keys of a block's tile (with their values).
 
-Neither CCCL 2.8 nor 3.0 has a block-level top-k, so it is built from
-``cub::BlockRadixSort``: slots past ``valid_items`` get a sentinel key that
-orders after every key (the largest transformed key for the ``k`` smallest, the
-smallest for the ``k`` largest), the tile is radix sorted (descending for the
-largest), and the first ``k`` tile positions are the answer.  The sort is
-stable, so a valid key equal to the sentinel still comes before every sentinel,
-and ties at the ``k``-th key go to the earlier tile positions.
+Neither CCCL 2.8 nor 3.0 has a block-level top-k, so two algorithms are built
+from primitives both have.  Keys compare through the order-preserving bit map of
+radix sort (see :mod:`cuda.coop.ops.radix`).
 
-Cost: one block radix sort of the tile, whatever ``k``: ``ceil(key bits / 4)``
-passes (8 for 32-bit keys), each a block-wide digit ranking (one block scan)
-and a scatter of keys (and values) through shared memory; scratch is the radix
-sort's (``block_threads * K`` keys or values, or the ranking counters, whichever
-is larger).  A radix *select* could stop refining once the ``k``-th key's digits
-are known and skip the scatters of the intermediate passes; it is future work.
+``algorithm="radix_sort"`` (the default): slots past ``valid_items`` get a
+sentinel key that orders after every key (the largest transformed key for the
+``k`` smallest, the smallest for the ``k`` largest), the tile is sorted with
+``cub::BlockRadixSort`` (descending for the largest), and the first ``k`` tile
+positions are the answer, sorted.  The sort is stable, so a valid key equal to
+the sentinel still comes before every sentinel, and ties at the ``k``-th key go
+to the earlier tile positions.  Cost, whatever ``k``: ``ceil(key bits / 4)``
+passes (8 for 32-bit keys), each a block-wide digit ranking (a block scan) and
+a scatter of keys (and values) through shared memory; scratch is the sort's
+(one tile of keys or values, or the ranking counters, whichever is larger).
+
+``algorithm="radix_select"``: finds the ``k``-th key digit by digit, 8 bits at a
+time from the most significant: each pass counts the digits of the remaining
+candidates in a 256-bin shared-memory histogram (atomics), one block scan over
+the bins finds the digit that holds the ``k``-th key, and candidates with a
+smaller digit are selected, with a larger digit rejected.  It stops as soon as
+all remaining candidates are needed (usually after one or two passes on random
+keys), then one block scan gives every key its output position (selected keys
+first, in tile order; ties at the ``k``-th key to earlier positions) and one
+scatter through shared memory (``cub::BlockExchange``) moves keys and values.
+Cost: at most ``key bytes`` passes of (``K`` shared atomics, a block scan) plus
+one scan and one scatter; scratch is 1 KiB of bins plus one tile of keys or
+values.  The selection is not sorted.
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from .._dtypes import cxx_type
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import copy_in, copy_out, key_dtype, param_dict, value_dtype
+from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, value_dtype
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -39,7 +52,8 @@ from ._spec import (
 
 __all__ = ["topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs", "SPECS"]
 
-HEADERS = ("cub/block/block_radix_sort.cuh",)
+SELECT_HEADERS = ("cub/block/block_scan.cuh", "cub/block/block_exchange.cuh")
+HEADERS = ("cub/block/block_radix_sort.cuh", *SELECT_HEADERS)
 _INT64 = np.dtype("int64")
 
 _DOC_COMMON = """
@@ -49,7 +63,7 @@ _DOC_COMMON = """
         Any block shape; the tile is ``N = block_threads * K`` keys.
     keys : coop.ThreadData
         ``K`` keys per thread in the blocked layout (thread ``t`` holds tile
-        positions ``t*K .. t*K + K-1``).  Any numeric dtype.  Not modified.
+        positions ``t*K .. t*K + K-1``).  Any numeric dtype.  Not modified.{values}
     k : int
         How many keys to select: compile-time (``0 <= k <= N``, checked) or a
         runtime value uniform across the block (values below 0 select nothing,
@@ -57,12 +71,17 @@ _DOC_COMMON = """
     valid_items : int, optional
         Only the first ``valid_items`` keys of the tile take part (a runtime
         value, uniform across the block, clamped to ``[0, N]``).
+    algorithm : str
+        ``"radix_sort"`` (default: sorts the tile; the selection comes out
+        sorted) or ``"radix_select"`` (finds the ``k``-th key digit by digit, then
+        moves only once; the selection comes out in tile order).  See the
+        module documentation for their costs.
     temp_storage : coop.TempStorage, optional
 """
 
 
 @kernel_function
-def topk_min_keys(block, keys, /, *, k, valid_items=None, temp_storage=None):
+def topk_min_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort", temp_storage=None):
     """The ``k`` smallest keys of the block's tile.
 
     Returns
@@ -72,28 +91,28 @@ def topk_min_keys(block, keys, /, *, k, valid_items=None, temp_storage=None):
     thread ``t`` is position ``t*K + i``) hold the selected keys; later positions
     are unspecified.  The selection is a multiset: ties at the ``k``-th key are
     resolved in favour of earlier tile positions.  This implementation returns
-    the selection sorted ascending, but callers should not rely on the order.
+    the selection sorted ascending with ``algorithm="radix_sort"`` and in tile
+    order with ``"radix_select"``; callers should not rely on either.
     Keys order as in :func:`radix_sort_keys` (-0.0 equals +0.0; NaNs by their
     bits).  Ends with ``__syncthreads()`` unless ``TempStorage(auto_sync=False)``.
     """
 
 
 @kernel_function
-def topk_max_keys(block, keys, /, *, k, valid_items=None, temp_storage=None):
+def topk_max_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort", temp_storage=None):
     """The ``k`` largest keys of the block's tile.
 
     Returns
     -------
-    As :func:`topk_min_keys`, for the largest keys (returned sorted descending
-    by this implementation).
+    As :func:`topk_min_keys`, for the largest keys (``"radix_sort"`` returns them
+    sorted descending).
     """
 
 
 @kernel_function
-def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, temp_storage=None):
+def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="radix_sort",
+                   temp_storage=None):
     """The ``k`` smallest keys of the block's tile, each with its value.
-
-    ``values``: one value per key (same items per thread, any numeric dtype).
 
     Returns
     -------
@@ -105,7 +124,8 @@ def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, temp_storage=
 
 
 @kernel_function
-def topk_max_pairs(block, keys, values, /, *, k, valid_items=None, temp_storage=None):
+def topk_max_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="radix_sort",
+                   temp_storage=None):
     """The ``k`` largest keys of the block's tile, each with its value.
 
     Returns
@@ -114,8 +134,14 @@ def topk_max_pairs(block, keys, values, /, *, k, valid_items=None, temp_storage=
     """
 
 
+_DOC_VALUES = """
+    values : coop.ThreadData
+        One value per key (same items per thread, any numeric dtype).  Not
+        modified."""
+
 for _stub in (topk_min_keys, topk_max_keys, topk_min_pairs, topk_max_pairs):
-    _stub.__doc__ = _stub.__doc__.replace("\n\n    Returns", "\n" + _DOC_COMMON + "\n    Returns", 1)
+    _params = _DOC_COMMON.format(values=_DOC_VALUES if _stub.name.endswith("pairs") else "")
+    _stub.__doc__ = _stub.__doc__.replace("\n\n    Returns", "\n" + _params + "\n    Returns", 1)
 
 
 # --------------------------------------------------------------------------------------
@@ -132,9 +158,13 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
         )
 
 
-def _plan(op, largest, block, keys, values, k, valid_items, temp_storage):
+ALGORITHMS = ("radix_sort", "radix_select")
+
+
+def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_storage):
     call = f"coop.{op}()"
     g = v.require_group(call, block, kinds=("block",))
+    algo = v.choose(call, "algorithm", algorithm, ALGORITHMS, default="radix_sort")
     kp, kdt = key_dtype(call, "keys", keys)
     vdt = None
     if values is not None:
@@ -157,36 +187,41 @@ def _plan(op, largest, block, keys, values, k, valid_items, temp_storage):
         operands.append(AbiOperand("result.1", "out", vdt, "out_values"))
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", _INT64, "valid_items"))
+    # The sort orders the whole tile, so the first min(k, valid_items) positions are
+    # the answer for every k and k does not enter its code; the select needs it.
+    if algo == "radix_select" and k_static is None:
+        operands.append(AbiOperand("k", "value", _INT64, "k"))
     key_result = PayloadResult(kdt, kp.items)
     result = key_result if vdt is None else TupleResult((key_result, PayloadResult(vdt, kp.items)))
-    # k does not enter the generated code: the sort orders the whole tile and the
-    # first min(k, valid_items) positions are the answer for every k.
     params = (("op", op), ("largest", largest), ("keys", kdt.name),
               ("values", vdt.name if vdt is not None else None), ("items", kp.items), ("k", k_static),
-              ("valid_items", vi is not None))
+              ("valid_items", vi is not None), ("algorithm", algo))
     return CallPlan(
         op=op, family="topk", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=params, generate=_generate, check_launch=_check_launch,
+        params=params, generate=_generate_select if algo == "radix_select" else _generate,
+        check_launch=_check_launch,
     )
 
 
-def plan_topk_min_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_min_keys", False, block, keys, None, k, valid_items, temp_storage)
+def plan_topk_min_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+                       temp_storage=OMITTED) -> CallPlan:
+    return _plan("topk_min_keys", False, block, keys, None, k, valid_items, algorithm, temp_storage)
 
 
-def plan_topk_max_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_max_keys", True, block, keys, None, k, valid_items, temp_storage)
+def plan_topk_max_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+                       temp_storage=OMITTED) -> CallPlan:
+    return _plan("topk_max_keys", True, block, keys, None, k, valid_items, algorithm, temp_storage)
 
 
-def plan_topk_min_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED,
+def plan_topk_min_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
                         temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_min_pairs", False, block, keys, values, k, valid_items, temp_storage)
+    return _plan("topk_min_pairs", False, block, keys, values, k, valid_items, algorithm, temp_storage)
 
 
-def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED,
+def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
                         temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_max_pairs", True, block, keys, values, k, valid_items, temp_storage)
+    return _plan("topk_max_pairs", True, block, keys, values, k, valid_items, algorithm, temp_storage)
 
 
 # --------------------------------------------------------------------------------------
@@ -245,7 +280,119 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body.append(copy_out("out_keys", "keys"))
     if pairs:
         body.append(copy_out("out_values", "vals"))
-    return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+    return CppProvider(headers=HEADERS[:1], decls="\n".join(decls), body="\n".join(body))
+
+
+def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
+    p = param_dict(plan)
+    kdt = np.dtype(p["keys"])
+    pairs = p["values"] is not None
+    decls = [
+        f"using K = {cxx_type(kdt)};",
+        f"using V = {cxx_type(np.dtype(p['values'])) if pairs else 'K'};",
+        f"constexpr int IPT = {p['items']};",
+        "constexpr long long TILE = BLOCK_THREADS * IPT;",
+        bit_ordering("Ordered", kdt),
+        "using Bits = Ordered::Bits;",
+        "constexpr int RADIX = 256;  // 8-bit digits, most significant first",
+        "constexpr int PASSES = Ordered::BITS / 8;",
+        "constexpr int BINS_PER_THREAD = (RADIX + BLOCK_THREADS - 1) / BLOCK_THREADS;",
+        "using Scan = cub::BlockScan<int, BLOCK_X, cub::BLOCK_SCAN_WARP_SCANS, BLOCK_Y, BLOCK_Z>;",
+        "using Scan64 = cub::BlockScan<long long, BLOCK_X, cub::BLOCK_SCAN_WARP_SCANS, BLOCK_Y, BLOCK_Z>;",
+        "using ExchangeK = cub::BlockExchange<K, BLOCK_X, IPT, false, BLOCK_Y, BLOCK_Z>;",
+        "using ExchangeV = cub::BlockExchange<V, BLOCK_X, IPT, false, BLOCK_Y, BLOCK_Z>;",
+        "struct TempStorage {\n"
+        "  int hist[RADIX];\n"
+        "  int digit, before, count;  // the pass's answer, broadcast by the thread that finds it\n"
+        "  union { typename Scan::TempStorage scan; typename Scan64::TempStorage scan64;\n"
+        "          typename ExchangeK::TempStorage keys; typename ExchangeV::TempStorage values; } u;\n"
+        "};",
+    ]
+    k_expr = str(p["k"]) if p["k"] is not None else "k"
+    body = [
+        "TempStorage& ts = *static_cast<TempStorage*>(temp);",
+        copy_in("keys", "in_keys", "K"),
+    ]
+    if pairs:
+        body.append(copy_in("vals", "in_values", "V"))
+    vi = ("(int)(valid_items < 0 ? 0LL : (valid_items > TILE ? TILE : valid_items))" if p["valid_items"]
+          else "(int)TILE")
+    flip = "u[i] = (Bits)~u[i];  // the largest keys become the smallest bits\n  " if p["largest"] else ""
+    body += [
+        f"const int vi = {vi};",
+        f"const long long k_req = {k_expr};",
+        "const int m = (int)(k_req < 0 ? 0LL : (k_req > vi ? (long long)vi : k_req));",
+        "const int first = (int)linear_tid * IPT;",
+        # state: 0 candidate, 1 selected, 2 rejected (also every key past valid_items).
+        "Bits u[IPT];\nunsigned char state[IPT];",
+        "#pragma unroll\nfor (int i = 0; i < IPT; ++i) {\n"
+        f"  u[i] = Ordered::to(keys[i]);\n  {flip}state[i] = first + i < vi ? 0 : 2;\n}}",
+        # Invariant: selected + remaining == m, and remaining <= the number of candidates.
+        "int remaining = m;",
+        "if (remaining > 0) {\n"
+        "  for (int pass = 0; pass < PASSES; ++pass) {\n"
+        "    const int shift = Ordered::BITS - 8 * (pass + 1);\n"
+        "    for (int b = (int)linear_tid; b < RADIX; b += BLOCK_THREADS) ts.hist[b] = 0;\n"
+        "    __syncthreads();\n"
+        "    #pragma unroll\n"
+        "    for (int i = 0; i < IPT; ++i)\n"
+        "      if (state[i] == 0) atomicAdd(&ts.hist[(int)((u[i] >> shift) & 255u)], 1);\n"
+        "    __syncthreads();\n"
+        "    int c[BINS_PER_THREAD], total = 0;\n"
+        "    #pragma unroll\n"
+        "    for (int j = 0; j < BINS_PER_THREAD; ++j) {\n"
+        "      const int b = (int)linear_tid * BINS_PER_THREAD + j;\n"
+        "      c[j] = b < RADIX ? ts.hist[b] : 0;\n"
+        "      total += c[j];\n"
+        "    }\n"
+        "    int prefix;\n"
+        "    Scan(ts.u.scan).ExclusiveSum(total, prefix);\n"
+        "    // Exactly one bin holds the remaining-th candidate: (prefix, prefix + c] covers it.\n"
+        "    #pragma unroll\n"
+        "    for (int j = 0; j < BINS_PER_THREAD; ++j) {\n"
+        "      if (prefix < remaining && remaining <= prefix + c[j]) {\n"
+        "        ts.digit = (int)linear_tid * BINS_PER_THREAD + j; ts.before = prefix; ts.count = c[j];\n"
+        "      }\n"
+        "      prefix += c[j];\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    const int digit = ts.digit, count = ts.count;\n"
+        "    remaining -= ts.before;\n"
+        "    #pragma unroll\n"
+        "    for (int i = 0; i < IPT; ++i) {\n"
+        "      if (state[i] == 0) {\n"
+        "        const int d = (int)((u[i] >> shift) & 255u);\n"
+        "        state[i] = d < digit ? 1 : (d > digit ? 2 : 0);\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();  // everyone has read hist and the answer before the next pass\n"
+        "    if (remaining == count) break;  // every remaining candidate is needed\n"
+        "  }\n"
+        "}",
+        # One scan of (selected, candidate) counts gives each key its output
+        # position: the chosen keys (selected, then the first `remaining`
+        # candidates in tile order) at 0..m-1 in tile order, the others after.
+        "long long mine = 0;",
+        "#pragma unroll\nfor (int i = 0; i < IPT; ++i) mine += state[i] == 1 ? (1LL << 32) : (state[i] == 0 ? 1LL : 0LL);",
+        "long long before;",
+        "Scan64(ts.u.scan64).ExclusiveSum(mine, before);",
+        "int sel = (int)(before >> 32), cand = (int)(before & 0xffffffffLL);",
+        "int ranks[IPT];",
+        "#pragma unroll\nfor (int i = 0; i < IPT; ++i) {\n"
+        "  const int chosen_before = sel + (cand < remaining ? cand : remaining);\n"
+        "  const bool chosen = state[i] == 1 || (state[i] == 0 && cand < remaining);\n"
+        "  ranks[i] = chosen ? chosen_before : m + (first + i - chosen_before);\n"
+        "  if (state[i] == 1) ++sel; else if (state[i] == 0) ++cand;\n"
+        "}",
+        "__syncthreads();  // the scan's storage becomes the exchange's",
+        "ExchangeK(ts.u.keys).ScatterToBlocked(keys, ranks);",
+    ]
+    if pairs:
+        body += ["__syncthreads();", "ExchangeV(ts.u.values).ScatterToBlocked(vals, ranks);"]
+    body.append(copy_out("out_keys", "keys"))
+    if pairs:
+        body.append(copy_out("out_values", "vals"))
+    return CppProvider(headers=SELECT_HEADERS, decls="\n".join(decls), body="\n".join(body))
 
 
 SPECS = (

@@ -1,0 +1,573 @@
+"""Reduce / Sum and batched warp reduction.
+
+``reduce`` and ``sum`` combine one value (a scalar) or every item of a
+ThreadData per member of a block, a warp or a logical warp, with CUB's
+``BlockReduce`` / ``WarpReduce``.  ``reduce_batched`` reduces B independent
+batches across a warp in O(B) shuffle steps; no CCCL release that cuda-coop
+supports (2.8, 3.0) ships a batched warp reduction, so the generated C++ holds
+our own (see :func:`_batched_cpp`).
+
+Operators are strings (``"+"``, ``"max"``, ...), Python ``operator``
+functions and NumPy ufuncs standing for them (``operator.add``, ``np.maximum``),
+or user ``@cuda.jit(device=True)`` functions, compiled and inlined through the
+shared callback mechanism (``CallPlan.callbacks``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import cxx_type, is_integer
+from .._errors import (
+    InvalidArgumentTypeError,
+    InvalidArgumentValueError,
+    InvalidGroupError,
+    UnsupportedAlgorithmForGroupError,
+    UnsupportedBlockShapeError,
+    UnsupportedDtypeError,
+)
+from .._kernel_api import kernel_function
+from ..core import validate as v
+from ._spec import (
+    OMITTED,
+    AbiOperand,
+    AlgorithmSpec,
+    Callback,
+    CallPlan,
+    CppProvider,
+    DeviceFunctionArg,
+    LaunchFacts,
+    OpSpec,
+    PayloadArg,
+    PayloadResult,
+    ScalarArg,
+    ScalarResult,
+    StorageNeed,
+    describe,
+)
+
+__all__ = ["reduce", "sum", "reduce_batched", "ALGORITHMS", "OPERATORS", "operator_functor"]
+
+# --------------------------------------------------------------------------------------
+# Operators and algorithms (data: error messages, docs and test matrices read these)
+# --------------------------------------------------------------------------------------
+
+# Every accepted spelling -> canonical name.  The OperatorArg spellings of Python
+# operators and ufuncs ("+", "*", "min", "max", "&", "|", "^") are among them.
+OPERATORS = {
+    "+": "sum", "sum": "sum", "add": "sum", "plus": "sum",
+    "*": "prod", "mul": "prod", "multiply": "prod", "multiplies": "prod",
+    "min": "min", "minimum": "min",
+    "max": "max", "maximum": "max",
+    "&": "bit_and", "bit_and": "bit_and", "bitwise_and": "bit_and",
+    "|": "bit_or", "bit_or": "bit_or", "bitwise_or": "bit_or",
+    "^": "bit_xor", "bit_xor": "bit_xor", "bitwise_xor": "bit_xor",
+}
+BITWISE = frozenset({"bit_and", "bit_or", "bit_xor"})
+
+# Canonical name -> libcu++ functor (CUB recognizes these for its fast paths).
+_FUNCTORS = {
+    "sum": "::cuda::std::plus<T>",
+    "prod": "::cuda::std::multiplies<T>",
+    "min": "::cuda::minimum<T>",
+    "max": "::cuda::maximum<T>",
+    "bit_and": "::cuda::std::bit_and<T>",
+    "bit_or": "::cuda::std::bit_or<T>",
+    "bit_xor": "::cuda::std::bit_xor<T>",
+}
+
+_BLOCK = frozenset({"block"})
+ALGORITHMS = {
+    "block": {
+        "warp_reductions": AlgorithmSpec("warp_reductions", "cub::BLOCK_REDUCE_WARP_REDUCTIONS", _BLOCK, True),
+        "raking": AlgorithmSpec("raking", "cub::BLOCK_REDUCE_RAKING", _BLOCK, True),
+        "raking_commutative_only": AlgorithmSpec(
+            "raking_commutative_only", "cub::BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY", _BLOCK, True),
+    },
+    "warp": {},  # CUB's WarpReduce has one (shuffle-based) algorithm and needs no scratch
+}
+DEFAULT_ALGORITHM = "warp_reductions"
+
+HEADERS = (
+    "cub/block/block_reduce.cuh",
+    "cub/warp/warp_reduce.cuh",
+    "cuda/functional",
+)
+
+OUTPUT_LAYOUTS = ("striped", "blocked")
+
+
+def threadreduce_needs_wrapper(op, dtype: np.dtype) -> bool:
+    """Whether CUB must not see this libcu++ functor where it folds arrays with ThreadReduce.
+
+    CUB's ``ThreadReduce`` (CCCL 2.8 and 3.0, ``enable_sm80_simd_reduction``)
+    tests the element type only inside an ``#if`` chain on fp16/bf16 support.
+    Under NVRTC here neither is available (``cuda_fp16.h`` is not on its include
+    path), so ``plus``/``multiplies``/``minimum``/``maximum`` over 4+ items of
+    these types dispatch to an ``assert(false)`` SIMD stub: a device trap (a
+    wrong result with NDEBUG).  The arrays it handles before that test (64-bit
+    types, int32/uint32 sums) and its genuine int16/uint16 min/max SIMD path are
+    safe.  Callers that reach ThreadReduce (BlockReduce ``raking_commutative_only``
+    on its raking segments, BlockScan's array overloads) pass a wrapper type
+    instead, which ThreadReduce folds sequentially, as it does user operators.
+    Revisit when CCCL tests the type in the chain's fall-through.
+    """
+    if op not in ("sum", "prod", "min", "max") or dtype.itemsize >= 8:
+        return False
+    if op == "sum" and dtype.name in ("int32", "uint32"):
+        return False
+    return not (op in ("min", "max") and dtype.name in ("int16", "uint16"))
+
+
+# The wrapper of threadreduce_needs_wrapper: same operation, a type CUB does not recognize.
+SEQ_OP_DECL = ("struct SeqOp { __device__ __forceinline__ T operator()(const T& a, const T& b) const "
+               "{ return Op{}(a, b); } };")
+
+
+def operator_functor(op) -> str:
+    """The C++ functor expression of a canonical operator, or the callback wrapper."""
+    if isinstance(op, DeviceFunctionArg):
+        return "UserOp{}"
+    return _FUNCTORS[op] + "{}"
+
+
+# The wrapper a user binary operator gets: CUB calls a functor with const T&.
+USER_OP_DECL = ("struct UserOp { __device__ __forceinline__ T operator()(const T& a, const T& b) const "
+                "{ return binary_op(a, b); } };")
+
+
+# --------------------------------------------------------------------------------------
+# Public stubs
+# --------------------------------------------------------------------------------------
+
+_RESULT_DOC = """Returns
+    -------
+    scalar of the value's dtype (no accumulator promotion: integer sums wrap).
+    The result is defined only in the group's first member: thread 0 of the
+    block (linear rank ``x + bx*(y + by*z)``), lane 0 of each warp or logical
+    warp.  Other members get an unspecified value, unless ``broadcast=True``:
+    then every member gets the result (a block adds one ``__syncthreads`` and a
+    word of shared memory, a warp one shuffle).
+
+    Every member of the group must call it (no early ``return``; do not wrap it
+    in ``if tid < n``: use ``valid_items``).  Block reductions use shared memory
+    and end with ``__syncthreads()`` (unless ``temp_storage`` has
+    ``auto_sync=False``, when the storage may be reused only after your own
+    barrier); warp reductions use shuffles only.
+"""
+
+
+@kernel_function
+def reduce(group, value, /, *, binary_op=None, valid_items=None, algorithm=None, broadcast=False,
+           temp_storage=None):
+    """Reduce one value or payload per member to one value for the group.
+
+    Parameters
+    ----------
+    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width)
+        Each (logical) warp reduces its own members.
+    value : scalar or coop.ThreadData
+        A payload contributes all its items, in blocked order (member ``r``
+        holds tile items ``r*K .. r*K+K-1``).
+    binary_op : str, Python operator, NumPy ufunc or device function
+        ``"+"``/``"sum"``/``"add"``/``"plus"``, ``"*"``/``"mul"``/``"multiply"``/
+        ``"multiplies"``, ``"min"``/``"minimum"``, ``"max"``/``"maximum"``,
+        ``"&"``/``"bit_and"``, ``"|"``/``"bit_or"``, ``"^"``/``"bit_xor"`` (bitwise:
+        integers only); ``operator.add``, ``np.maximum``, ``max``, ... for the
+        same; or a ``@cuda.jit(device=True)`` function ``f(a, b) -> c`` of the
+        value's dtype (associative; the order of combination is CUB's).
+    valid_items : int, optional
+        Only the first ``valid_items`` items of the group's tile contribute
+        (``1 <= valid_items``; a value of at least the tile size means the whole
+        tile).  Compile-time values are checked; a run-time value below 1
+        gives an unspecified result.
+    algorithm : {"warp_reductions", "raking", "raking_commutative_only"}, optional
+        Block groups only (CUB ``BLOCK_REDUCE_*``); default ``"warp_reductions"``.
+        ``"raking_commutative_only"`` needs a commutative operator (all
+        built-in ones are).
+    broadcast : bool
+        Give the result to every member (compile-time constant).
+    temp_storage : coop.TempStorage, optional
+        Scratch of a block reduction (warp reductions need none).
+
+    {result}
+    """
+
+
+@kernel_function
+def sum(group, value, /, *, valid_items=None, algorithm=None, broadcast=False, temp_storage=None):  # noqa: A001
+    """Sum one value or payload per member over the group: ``coop.reduce(..., binary_op="+")``.
+
+    Parameters
+    ----------
+    group, value, valid_items, algorithm, broadcast, temp_storage
+        As for :func:`reduce`.
+
+    {result}
+    """
+
+
+@kernel_function
+def reduce_batched(group, value, /, *, binary_op=None, output_layout="striped"):
+    """Reduce B independent batches across a warp in O(B) shuffle steps.
+
+    Slot ``j`` of every lane forms batch ``j``: with ``B = value.items_per_thread``
+    batches over ``W`` lanes, each lane returns ``S = ceil(B / W)`` reduced
+    batches.
+
+    Parameters
+    ----------
+    group : coop.this_warp() | coop.this_warp().group_by(width)
+    value : coop.ThreadData
+        ``B`` items per lane.
+    binary_op : str, Python operator, NumPy ufunc or device function
+        As for :func:`reduce`; it must be associative and commutative (the
+        batches are combined in a butterfly order, not lane order).
+    output_layout : {"striped", "blocked"}
+        ``"striped"``: slot ``s`` of lane ``l`` holds batch ``l + s*W``;
+        ``"blocked"``: batch ``l*S + s``.  Slots that name no batch (``>= B``)
+        are unspecified.
+
+    Returns
+    -------
+    coop.ThreadData of ``S`` items, fresh; every lane holds its batches.  Uses
+    about ``B`` shuffles per lane (``S*W - S`` when ``B > W``; ``P - 1 +
+    log2(W/P)`` when ``B <= W``, ``P`` the power of two at or above ``B``), no
+    shared memory; CUB's ``WarpReduce`` per batch would take ``B*log2(W)``.
+    """
+
+
+def include_doc(stub, **parts):
+    """Put shared docstring paragraphs (written once) where a stub's docstring says ``{name}``."""
+    for name, text in parts.items():
+        stub.__doc__ = stub.__doc__.replace("{" + name + "}", text.strip("\n"))
+
+
+include_doc(reduce, result=_RESULT_DOC)
+include_doc(sum, result=_RESULT_DOC)
+
+
+# --------------------------------------------------------------------------------------
+# Planning
+# --------------------------------------------------------------------------------------
+
+def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
+    """Warp groups need whole warps: CUB's warp collectives shuffle over all 32 lanes."""
+    threads = launch.block_threads
+    g = plan.group
+    if g.kind == "warp" and threads % 32:
+        raise UnsupportedBlockShapeError(
+            f"{plan.call}: group={g.label} needs the block's thread count to be a multiple of 32, "
+            f"but the launch block {launch.block} has {threads} threads; launch whole warps"
+        )
+
+
+def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
+    check_whole_warps(plan, launch)
+    threads = launch.block_threads
+    g = plan.group
+    if g.kind == "block" and plan.op != "reduce_batched":
+        vi, items = plan.params[-2], plan.params[-1]
+        if vi is not None and vi > threads * items:
+            raise InvalidArgumentValueError(
+                f"{plan.call}: valid_items={vi} is above the tile size {threads * items} "
+                f"({threads} threads x {items} items) of the launch block {launch.block}; pass at most "
+                f"{threads * items}"
+            )
+
+
+def value_operand(call: str, value, label: str = "value"):
+    """(dtype, items, passing) of a scalar-or-payload operand."""
+    val = v.require_payload(call, label, value, allow_scalar=True)
+    if isinstance(val, PayloadArg):
+        return v.require_known_dtype(call, label, val), val.items, "payload"
+    return val.dtype, 1, "value"
+
+
+def choose_binary_op(call: str, label: str, arg, dtype, *, default=None):
+    """A canonical operator name or DeviceFunctionArg, checked against ``dtype``."""
+    op = v.choose_operator(call, label, arg, OPERATORS, default=default)
+    if isinstance(op, str) and op in BITWISE and not is_integer(dtype):
+        raise UnsupportedDtypeError(
+            f"{call}: {label}={describe(arg)} is a bitwise operator, which needs an integer dtype, "
+            f"but the value has dtype {dtype.name}; use an integer value or another operator"
+        )
+    return op
+
+
+def binary_callbacks(op, dtype, role: str = "binary_op") -> tuple:
+    if not isinstance(op, DeviceFunctionArg):
+        return ()
+    return (Callback(role=role, function=op, restype=dtype, argtypes=(dtype, dtype)),)
+
+
+def static_valid_items(call: str, arg, tile: int | None):
+    """``valid_items``: (literal or None, given); static values checked against ``tile``."""
+    vi = v.optional_int_operand(call, "valid_items", arg)
+    if vi is None:
+        return None, False
+    if vi.is_literal:
+        value = int(vi.literal)
+        if value < 1:
+            raise InvalidArgumentValueError(
+                f"{call}: valid_items={value} must be at least 1 (an empty group has no result); "
+                "skip the call for empty tiles"
+            )
+        if tile is not None and value > tile:
+            raise InvalidArgumentValueError(
+                f"{call}: valid_items={value} is above the group's tile size {tile}; pass at most {tile}"
+            )
+        return value, True
+    return None, True
+
+
+def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broadcast, temp_storage):
+    call = f"coop.{op_name}()"
+    g = v.require_group(call, group)
+    dtype, items, passing = value_operand(call, value)
+    if op_name == "sum":
+        op = "sum"
+    else:
+        op = choose_binary_op(call, "binary_op", binary_op, dtype)
+    if g.kind == "block":
+        algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, DEFAULT_ALGORITHM)
+        tile = None
+    else:
+        if v.is_given(algorithm):
+            raise UnsupportedAlgorithmForGroupError(
+                f"{call}: algorithm={describe(algorithm)} applies to block groups only; group={g.label} "
+                "always uses CUB's shuffle-based WarpReduce; remove algorithm="
+            )
+        algo = None
+        tile = g.width * items
+    literal_vi, has_vi = static_valid_items(call, valid_items, tile)
+    bcast = v.require_literal_bool(call, "broadcast", broadcast, False)
+    ts = v.optional_temp_storage(call, temp_storage, g)
+    operands = [AbiOperand("value", passing, dtype, "items" if passing == "payload" else "scalar")]
+    if has_vi:
+        operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
+    operands.append(AbiOperand("result", "out", dtype, "result"))
+    storage = StorageNeed(per="block") if g.kind == "block" else None
+    return CallPlan(
+        op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
+        storage=storage, temp_storage="temp_storage" if ts is not None else None,
+        params=("reduce", g.kind, g.width, dtype.name, passing, op if isinstance(op, str) else "user",
+                algo.name if algo else None, has_vi, bcast, literal_vi, items),
+        generate=_generate_reduce, check_launch=_check_launch,
+        callbacks=binary_callbacks(op, dtype),
+    )
+
+
+def plan_reduce(group, value, /, *, binary_op=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+                broadcast=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    return _plan_reduce("reduce", group, value, binary_op, valid_items, algorithm, broadcast, temp_storage)
+
+
+def plan_sum(group, value, /, *, valid_items=OMITTED, algorithm=OMITTED, broadcast=OMITTED,
+             temp_storage=OMITTED) -> CallPlan:
+    return _plan_reduce("sum", group, value, OMITTED, valid_items, algorithm, broadcast, temp_storage)
+
+
+def plan_reduce_batched(group, value, /, *, binary_op=OMITTED, output_layout=OMITTED) -> CallPlan:
+    call = "coop.reduce_batched()"
+    g = v.require_group(call, group, kinds=("warp",))
+    if not isinstance(value, PayloadArg):
+        raise InvalidArgumentTypeError(
+            f"{call}: value={describe(value)} must be a coop.ThreadData whose slots are the batches; "
+            "for one value per lane use coop.reduce()"
+        )
+    dtype = v.require_known_dtype(call, "value", value)
+    op = choose_binary_op(call, "binary_op", binary_op, dtype)
+    layout = v.choose(call, "output_layout", output_layout, OUTPUT_LAYOUTS, "striped")
+    out_items = -(-value.items // g.width)
+    return CallPlan(
+        op="reduce_batched", family="reduce", group=g, result=PayloadResult(dtype, out_items),
+        operands=(AbiOperand("value", "payload", dtype, "items"),
+                  AbiOperand("result", "out", dtype, "result")),
+        storage=None, temp_storage=None,
+        params=("reduce_batched", g.width, dtype.name, value.items, op if isinstance(op, str) else "user",
+                layout),
+        generate=_generate_batched, check_launch=_check_launch,
+        callbacks=binary_callbacks(op, dtype),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# C++ generation
+# --------------------------------------------------------------------------------------
+
+def warp_mask_expr(width: int) -> str:
+    """The member mask of the calling thread's logical warp (exact: siblings may diverge)."""
+    if width == 32:
+        return "0xffffffffu"
+    return f"(((1u << {width}) - 1u) << ((linear_tid % 32u) / {width}u * {width}u))"
+
+
+def thread_reduce_cpp(op_expr: str, src: str, dst: str, *, valid: str | None = None) -> str:
+    """``dst = src[0] op src[1] op ...``; with ``valid``, only items ``i < valid`` (item 0 always)."""
+    guard = f"if (i < {valid}) " if valid else ""
+    return (f"T {dst} = {src}[0];\n"
+            f"#pragma unroll\nfor (int i = 1; i < IPT; ++i) {{ {guard}{dst} = op({dst}, {src}[i]); }}")
+
+
+def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
+    _, kind, width, dtype_name, passing, op, algo_name, has_vi, bcast, _lit_vi, items = plan.params
+    user = op == "user"
+    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {items};"]
+    if user:
+        decls.append(USER_OP_DECL)
+    functor = "UserOp" if user else _FUNCTORS[op]
+    decls.append(f"using Op = {functor};")
+    is_sum = op == "sum"
+    body = ["const Op op{};", "(void)op;"]
+    cub_op = "op"
+    if algo_name == "raking_commutative_only" and threadreduce_needs_wrapper(op, np.dtype(dtype_name)):
+        decls.append(SEQ_OP_DECL)
+        body.append("const SeqOp seq{};")
+        cub_op, is_sum = "seq", False
+    if passing == "payload":
+        body.append("const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);")
+    else:
+        body.append("const T in[1] = {scalar};")
+    if kind == "block":
+        algo = ALGORITHMS["block"][algo_name]
+        decls.append(f"using Reduce = cub::BlockReduce<T, BLOCK_X, {algo.cub}, BLOCK_Y, BLOCK_Z>;")
+        if bcast:
+            # CUB's scratch and the broadcast slot side by side: thread 0 writes the slot
+            # while slower threads may still be inside CUB's barrier-free tail.
+            decls.append("struct TempStorage { typename Reduce::TempStorage cub; T result; };")
+            body.append("TempStorage& ts = *static_cast<TempStorage*>(temp);")
+            body.append("Reduce reducer(ts.cub);")
+        else:
+            decls.append("using TempStorage = typename Reduce::TempStorage;")
+            body.append("Reduce reducer(*static_cast<TempStorage*>(temp));")
+        rank, tile = "linear_tid", "BLOCK_THREADS * IPT"
+    else:
+        decls.append(f"using Reduce = cub::WarpReduce<T, {width}>;")
+        # Power-of-two logical warps reduce with shuffles: CUB's TempStorage is empty.
+        body.append("typename Reduce::TempStorage unused_storage; Reduce reducer(unused_storage);")
+        rank, tile = f"(linear_tid % {width}u)", f"{width} * IPT"
+    cub_call = "reducer.Sum(partial)" if is_sum else f"reducer.Reduce(partial, {cub_op})"
+    # Each member folds its own items (blocked order) before CUB combines the members.
+    full = thread_reduce_cpp("op", "in", "partial") + f"\nr = {cub_call};"
+    if has_vi:
+        # Members fold only their valid items; CUB then reduces the partials of the
+        # members that hold at least one (item 0 of a member past the end is ignored).
+        partial = (
+            f"const long long mine = valid_items - (long long){rank} * IPT;\n"
+            + thread_reduce_cpp("op", "in", "partial", valid="mine") + "\n"
+            + "const int contributors = valid_items < 1 ? 1 : (int)((valid_items + IPT - 1) / IPT);\n"
+            + ("r = reducer.Sum(partial, contributors);" if is_sum
+               else f"r = reducer.Reduce(partial, {cub_op}, contributors);")
+        )
+        body.append(f"T r;\nif (valid_items >= (long long)({tile})) {{\n{_indent(full)}\n}} else {{\n"
+                    f"{_indent(partial)}\n}}")
+    else:
+        body.append(f"T r;\n{{\n{_indent(full)}\n}}")
+    if bcast:
+        if kind == "block":
+            body.append("if (linear_tid == 0) ts.result = r;\n__syncthreads();\nr = ts.result;")
+        else:
+            body.append(f"r = cub::ShuffleIndex<{width}>(r, 0, {warp_mask_expr(width)});")
+    body.append("result[0] = r;")
+    return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _indent(text: str, n: int = 2) -> str:
+    return "\n".join(" " * n + line if line else line for line in text.splitlines())
+
+
+SHFL_XOR_DECL = """\
+template <class U>
+__device__ __forceinline__ U shfl_xor(U value, int lane_mask, unsigned member_mask) {
+  // __shfl_xor_sync has no 8- or 16-bit overloads: move those as 32-bit words.
+  if constexpr (sizeof(U) < 4) {
+    return static_cast<U>(__shfl_xor_sync(member_mask, static_cast<int>(value), lane_mask));
+  } else {
+    return __shfl_xor_sync(member_mask, value, lane_mask);
+  }
+}"""
+
+
+def _generate_batched(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
+    _, width, dtype_name, batches, op, layout = plan.params
+    user = op == "user"
+    per_lane = -(-batches // width)
+    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};",
+             f"constexpr int B = {batches};",
+             f"constexpr int S = {per_lane};  // batches per lane after the reduction",
+             SHFL_XOR_DECL]
+    if user:
+        decls.append(USER_OP_DECL)
+    decls.append(f"using Op = {'UserOp' if user else _FUNCTORS[op]};")
+    return CppProvider(headers=HEADERS, decls="\n".join(decls), body=_batched_cpp(layout, width, batches))
+
+
+def _batched_cpp(layout: str, width: int, batches: int) -> str:
+    """The butterfly batched reduction (recursive halving over the lane bits), unrolled here.
+
+    Each round pairs lane ``l`` with ``l ^ d``: the pair splits its live batches
+    in two halves, each lane sends the half its partner keeps and combines the
+    half it keeps with what it receives, so the live batches halve each round
+    and every live value covers twice as many lanes.  After ``log2(W)`` rounds
+    each lane holds ``S`` fully reduced batches: ``S*W - S`` shuffles (B > W,
+    padded to ``S*W``) or ``(P - 1) + log2(W/P)`` (B <= W, P the power of two
+    at or above B), instead of ``B*log2(W)`` for B separate warp reductions.
+
+    Striped output splits by the parity of the live index, lowest lane bit
+    first (lane ``l`` ends with batches ``l + s*W``, combined in lane order);
+    blocked output splits into contiguous halves, highest lane bit first (lane
+    ``l`` ends with ``l*S .. l*S+S-1``; with ``S = 1`` both layouts are lane
+    ``l`` holding batch ``l``).  Padding batches (``>= B``) copy slot 0
+    and are never mixed with real ones.  The rounds are emitted as straight-line
+    code with constant indices (NVVM does not fully unroll a loop nest whose
+    inner trip count depends on the outer index), so the live values stay in
+    registers; the selects on the lane bit compile to SEL, not branches.
+    """
+    per_lane = -(-batches // width)
+    rounds = width.bit_length() - 1
+    if per_lane == 1:
+        # B <= W: halve only down to one batch per lane (B padded to a power of two P),
+        # then finish with plain butterfly rounds; lane l then holds batch l in either
+        # layout.  (P - 1) + log2(W / P) shuffles, e.g. 9 for B=7 on 32 lanes.
+        padded = 1 << (batches - 1).bit_length()
+        layout = "striped"
+    else:
+        padded = per_lane * width
+    halving = padded.bit_length() - 1 if per_lane == 1 else rounds
+    lines = [
+        "const Op op{};",
+        "(void)op;",
+        f"const unsigned lane = linear_tid % {width}u;",
+        f"const unsigned mask = {warp_mask_expr(width)};",
+        "(void)lane; (void)mask;",
+        f"T cur[{padded}];",
+    ]
+    lines += [f"cur[{j}] = items[{j if j < batches else 0}];" for j in range(padded)]
+    for r in range(halving):
+        live = padded >> r
+        half = live // 2
+        bit = r if layout == "striped" else rounds - 1 - r
+        lines.append(f"{{  // round {r}: partner lane ^ {1 << bit}, {live} -> {half} live batches")
+        lines.append(f"  const bool hi = (lane >> {bit}) & 1u;")
+        for m in range(half):
+            lo_i, hi_i = (2 * m, 2 * m + 1) if layout == "striped" else (m, half + m)
+            lines.append(
+                f"  {{ const T keep = hi ? cur[{hi_i}] : cur[{lo_i}]; const T send = hi ? cur[{lo_i}] : cur[{hi_i}]; "
+                f"const T recv = shfl_xor(send, {1 << bit}, mask); cur[{m}] = hi ? op(recv, keep) : op(keep, recv); }}")
+        lines.append("}")
+    for bit in range(halving, rounds):
+        lines.append(f"{{  // round {bit}: partner lane ^ {1 << bit}, all-reduce of the one live batch")
+        lines.append(f"  const bool hi = (lane >> {bit}) & 1u;")
+        lines.append(f"  const T recv = shfl_xor(cur[0], {1 << bit}, mask); "
+                     "cur[0] = hi ? op(recv, cur[0]) : op(cur[0], recv);")
+        lines.append("}")
+    lines += [f"result[{s}] = cur[{s}];" for s in range(per_lane)]
+    return "\n".join(lines)
+
+
+SPECS = (
+    OpSpec(name="reduce", family="reduce", stub=reduce, plan=plan_reduce),
+    OpSpec(name="sum", family="reduce", stub=sum, plan=plan_sum),
+    OpSpec(name="reduce_batched", family="reduce", stub=reduce_batched, plan=plan_reduce_batched),
+)

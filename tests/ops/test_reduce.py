@@ -1,0 +1,316 @@
+"""Reduce / Sum / reduce_batched on a device, checked against the NumPy reference.
+
+One generated kernel per (dtype, items_per_thread) runs every case: block
+(three algorithms), warp and logical warps 1..16; scalar and ThreadData values;
+sum, built-in operators, Python operators, NumPy ufuncs and a user device
+function; runtime ``valid_items`` (one value per block: full, 1, small and large
+partial tiles, exactly a tile) and ``broadcast``.  Outputs are poisoned first;
+only the members the reference marks as defined are compared (group rank 0, or
+every member with ``broadcast=True``).
+
+Kernels compiled per toolkit: 30 (reduce) + 20 (reduce_batched) + 2 (block shapes).
+``tests/ops/test_reduce_compile.py`` compiles a sample of the same kernels on CPU.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from cuda.coop.reference import reduce as ref
+
+from ..kernelgen import group_expr, module_from_source
+
+DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+ITEMS = [1, 4, 7]
+BATCHED_DTYPES = ["int32", "float64", "uint8", "int64", "float32"]
+BATCHES = [1, 7, 40, 64]
+LOGICAL_WIDTHS = [1, 2, 4, 8, 16]
+BLOCK = 128
+
+
+def user_op(a, b):
+    """The user operator of the tests: associative and commutative, unlike any built-in."""
+    return a + b + 1
+
+
+USER_OP_SOURCE = """
+@cuda.jit(device=True)
+def user_op(a, b):
+    return a + b + 1
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    group: object  # "block", or a warp width (32 = hardware warp)
+    call: str  # "sum" or "reduce"
+    op: str  # spelling in the kernel: '"max"', 'np.maximum', 'user_op', ...
+    ref_op: object  # canonical name or Python function for the reference
+    value: str = "items"  # "items", "scalar" or "items2" (the product data)
+    algorithm: str | None = None
+    valid: bool = False
+    broadcast: bool = False
+
+    def source(self, kernel_group: str) -> str:
+        kw = []
+        if self.call == "reduce":
+            kw.append(f"binary_op={self.op}")
+        if self.algorithm:
+            kw.append(f'algorithm="{self.algorithm}"')
+        if self.valid:
+            kw.append("valid_items=vi")
+        if self.broadcast:
+            kw.append("broadcast=True")
+        return f"coop.{self.call}({kernel_group}, {self.value}, {', '.join(kw)})"
+
+    @property
+    def width(self):
+        return None if self.group == "block" else self.group
+
+
+def reduce_cases(dtype: str):
+    integer = np.dtype(dtype).kind in "iu"
+    cases = [
+        Case("block", "sum", "", "sum"),
+        Case("block", "sum", "", "sum", algorithm="raking", valid=True, broadcast=True),
+        Case("block", "sum", "", "sum", value="scalar", algorithm="raking_commutative_only", valid=True),
+        Case("block", "reduce", '"max"', "max", algorithm="raking_commutative_only", broadcast=True),
+        Case("block", "reduce", '"minimum"', "min", valid=True),
+        Case("block", "reduce", '"*"', "prod", value="items2", algorithm="raking"),
+        Case("block", "reduce", "user_op", user_op, algorithm="raking", valid=True, broadcast=True),
+        Case("block", "reduce", "user_op", user_op, value="scalar"),
+        Case("block", "reduce", "np.maximum", "max", valid=True),
+        Case(32, "sum", "", "sum"),
+        Case(32, "sum", "", "sum", value="scalar", valid=True, broadcast=True),
+        Case(32, "reduce", '"max"', "max", valid=True),
+        Case(32, "reduce", "operator.mul", "prod", value="items2", broadcast=True),
+        Case(32, "reduce", "user_op", user_op, valid=True, broadcast=True),
+    ]
+    if integer:
+        cases += [
+            Case("block", "reduce", '"&"', "bit_and", algorithm="warp_reductions", valid=True),
+            Case("block", "reduce", '"bit_or"', "bit_or", algorithm="raking", broadcast=True),
+            Case("block", "reduce", "operator.xor", "bit_xor", algorithm="raking_commutative_only"),
+            Case(32, "reduce", "np.bitwise_or", "bit_or", valid=True, broadcast=True),
+        ]
+    for i, w in enumerate(LOGICAL_WIDTHS):
+        cases.append(Case(w, "sum", "", "sum", valid=True, broadcast=True))
+        if i % 2:
+            cases.append(Case(w, "reduce", '"min"', "min", value="scalar", valid=True))
+        else:
+            cases.append(Case(w, "reduce", "user_op", user_op, broadcast=bool(i % 4)))
+    return cases
+
+
+def _group_source(group) -> str:
+    return group_expr("block", None) if group == "block" else group_expr("warp", group)
+
+
+def reduce_kernel(dtype: str, cases=None):
+    """One kernel computing every case; row ``r`` of ``out`` holds case ``r``'s per-thread results."""
+    cases = reduce_cases(dtype) if cases is None else cases
+    lines = [f"    out[{row}, gtid] = {case.source(_group_source(case.group))}\n" for row, case in enumerate(cases)]
+    source = f"""
+import operator
+DT = np.{dtype}
+{USER_OP_SOURCE}
+@cuda.jit
+def kernel(src, src2, out, valid, items_per_thread):
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    gtid = cuda.blockIdx.x * nthreads + tid
+    base = gtid * items_per_thread
+    vi = valid[cuda.blockIdx.x]
+    items = coop.ThreadData(items_per_thread, dtype=DT)
+    items2 = coop.ThreadData(items_per_thread, dtype=DT)
+    for i in range(items_per_thread):
+        items[i] = src[base + i]
+        items2[i] = src2[base + i]
+    scalar = src[base]
+""" + "".join(lines)
+    return module_from_source(source).kernel
+
+
+def batched_cases():
+    cases = []
+    for w in [32, 16, 8, 4, 2, 1]:
+        for layout in ("striped", "blocked"):
+            cases.append((w, layout, '"+"', "sum"))
+            cases.append((w, layout, "user_op", user_op))
+    return cases
+
+
+def batched_kernel(dtype: str, batches: int):
+    """Every (width, layout, operator) of reduce_batched; results at ``out[row, gtid * S + s]``."""
+    lines = []
+    for row, (w, layout, op, _ref) in enumerate(batched_cases()):
+        per_lane = -(-batches // w)
+        lines.append(f"""    r = coop.reduce_batched({group_expr('warp', w)}, items, binary_op={op}, output_layout="{layout}")
+    for s in range({per_lane}):
+        out[{row}, gtid * {batches} + s] = r[s]
+""")
+    source = f"""
+DT = np.{dtype}
+{USER_OP_SOURCE}
+@cuda.jit
+def kernel(src, out):
+    gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    items = coop.ThreadData({batches}, dtype=DT)
+    for i in range({batches}):
+        items[i] = src[gtid * {batches} + i]
+""" + "".join(lines)
+    return module_from_source(source).kernel
+
+
+# ----------------------------------------------------------------------------------------
+# Data and checks
+# ----------------------------------------------------------------------------------------
+
+def random_values(rng, dtype, n):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return (rng.standard_normal(n) * 10).astype(dt)
+    if dt.kind == "u":
+        return rng.integers(0, 100, size=n).astype(dt)
+    return rng.integers(-50, 51, size=n).astype(dt)
+
+
+def product_values(rng, dtype, n):
+    """Values whose products stay exact: +-1 (signed), 1 and 3 (unsigned wrap exactly), 2**k floats."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        # Powers of two with a mean exponent of 0: every partial product is exact and in range.
+        return rng.choice(np.array([1, 1, 1, 1, -1, -1, 2, 0.5], dtype=dt), size=n)
+    if dt.kind == "u":
+        return rng.choice(np.array([1, 3, 1, 1], dtype=dt), size=n)
+    return rng.choice(np.array([1, -1], dtype=dt), size=n)
+
+
+def poison(dtype):
+    dt = np.dtype(dtype)
+    return dt.type(-12345.5) if dt.kind == "f" else dt.type(np.iinfo(dt).max - 3)
+
+
+def sum_tolerance(values, dtype):
+    """A bound on float reordering error: n * eps * sum(|x|) (the order of a sum is CUB's)."""
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        return 0.0
+    values = np.abs(np.asarray(values, dtype=np.float64))
+    return float((len(values) + 2) * np.finfo(dt).eps * values.sum() * 2 + np.finfo(dt).tiny)
+
+
+def check_reduce(label, got, expected, defined, tile_values, ref_op, dtype):
+    got, expected = got[defined], expected[defined]
+    if np.dtype(dtype).kind == "f" and ref_op not in ("max", "min", "prod"):
+        np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=0,
+                                   atol=sum_tolerance(tile_values, dtype), err_msg=label)
+    else:
+        np.testing.assert_array_equal(got, expected, err_msg=label)
+
+
+def valid_items_per_block(rng, ipt, block_threads):
+    """Full (oversized), 1, a partial tile of the smallest logical warp, a partial block tile, a whole tile."""
+    return np.array([10**9, 1, int(rng.integers(1, max(2, ipt) + 1)),
+                     int(rng.integers(1, block_threads * ipt)), block_threads * ipt], dtype=np.int64)
+
+
+def run_reduce(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(seed)
+    cases = reduce_cases(dtype) if cases is None else cases
+    block_threads = int(np.prod(block))
+    valid = valid_items_per_block(rng, ipt, block_threads)
+    nblocks = len(valid)
+    n = nblocks * block_threads * ipt
+    src = random_values(rng, dtype, n)
+    src2 = product_values(rng, dtype, n)
+    out = np.full((len(cases), nblocks * block_threads), poison(dtype))
+    kernel = reduce_kernel(dtype, cases)
+    kernel[nblocks, block](src, src2, out, valid, ipt)
+    cuda.synchronize()
+    for row, case in enumerate(cases):
+        for b in range(nblocks):
+            data = src2 if case.value == "items2" else src
+            slots = data[b * block_threads * ipt:(b + 1) * block_threads * ipt].reshape(block_threads, ipt)
+            if case.value == "scalar":
+                slots = slots[:, :1]
+            vi = int(valid[b]) if case.valid else None
+            expected, defined = ref.reduce(slots, case.ref_op, group_width=case.width, valid_items=vi,
+                                           broadcast=case.broadcast)
+            got = out[row, b * block_threads:(b + 1) * block_threads]
+            label = f"row {row}: {case} {dtype} ipt={ipt} block#{b} valid={valid[b]}"
+            check_reduce(label, got, expected, defined, slots, case.ref_op, dtype)
+
+
+def run_batched(dtype, batches, seed=0):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(seed)
+    nblocks = 2
+    n = nblocks * BLOCK * batches
+    src = random_values(rng, dtype, n)
+    cases = batched_cases()
+    out = np.full((len(cases), n), poison(dtype))
+    batched_kernel(dtype, batches)[nblocks, BLOCK](src, out)
+    cuda.synchronize()
+    slots = src.reshape(nblocks * BLOCK, batches)
+    for row, (w, layout, _op, ref_op) in enumerate(cases):
+        per_lane = -(-batches // w)
+        expected, defined = ref.reduce_batched(slots, ref_op, group_width=w, output_layout=layout)
+        got = out[row].reshape(nblocks * BLOCK, batches)[:, :per_lane]
+        label = f"reduce_batched w={w} {layout} {ref_op} {dtype} B={batches}"
+        check_reduce(label, got, expected, defined, slots[:w], ref_op, dtype)
+
+
+# ----------------------------------------------------------------------------------------
+# Tests
+# ----------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ipt", ITEMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_matrix(dtype, ipt):
+    run_reduce(dtype, ipt)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("batches", BATCHES)
+@pytest.mark.parametrize("dtype", BATCHED_DTYPES)
+def test_reduce_batched_matrix(dtype, batches):
+    run_batched(dtype, batches)
+
+
+def block_only_cases(dtype):
+    return [c for c in reduce_cases(dtype) if c.group == "block"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block,dtype,ipt", [((10, 5, 1), "int32", 4), ((16, 4, 2), "float64", 7)],
+                         ids=["50-threads", "3d"])
+def test_block_shapes(block, dtype, ipt):
+    """Block reductions with a thread count that is not a multiple of 32, and a 3-D block."""
+    run_reduce(dtype, ipt, block=block, cases=block_only_cases(dtype), seed=3)
+
+
+@pytest.mark.unit
+def test_reference_model():
+    slots = np.arange(12, dtype=np.int32).reshape(4, 3)
+    values, defined = ref.reduce(slots, "sum", group_width=2)
+    assert defined.tolist() == [True, False, True, False]
+    assert values[0] == 0 + 1 + 2 + 3 + 4 + 5 and values[2] == 6 + 7 + 8 + 9 + 10 + 11
+    values, defined = ref.reduce(slots, "max", valid_items=4, broadcast=True)
+    assert defined.all() and (values == 3).all()
+    out, ok = ref.reduce_batched(np.arange(8, dtype=np.int32).reshape(2, 4), "sum", group_width=2,
+                                 output_layout="blocked")
+    assert out.tolist() == [[4, 6], [8, 10]] and ok.all()
+    out, ok = ref.reduce_batched(np.arange(8, dtype=np.int32).reshape(2, 4), "sum", group_width=2)
+    assert out.tolist() == [[4, 8], [6, 10]]
+    assert ref.fold(np.array([100, 100], dtype=np.int8), "sum", np.int8) == np.int8(-56)
+    assert ref.fold(np.array([1, 2, 3], dtype=np.int32), user_op, np.int32) == 8
+    assert ref.combine(operator.add, 1, 2, np.int32) == 3

@@ -1,0 +1,324 @@
+"""The scan family on a device, checked against the NumPy reference.
+
+One generated kernel per (dtype, items_per_thread) runs every case: block scans
+(three algorithms; scalar and ThreadData; inclusive/exclusive sums and scans with
+built-in operators, Python operators, NumPy ufuncs and a user device function;
+initial values; aggregates; stateless and stateful prefix callbacks, the stateful
+one over two consecutive tiles), warp and logical-warp scans (1..16) with
+aggregates and runtime ``valid_items`` (one value per block).  Outputs are
+poisoned first; results the reference marks undefined (items past
+``valid_items``) are not compared.
+
+Kernels compiled per toolkit: 30 (matrix) + 2 (block shapes) + 2 (example).
+``tests/ops/test_scan_compile.py`` compiles a sample of the same kernels on CPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuda.coop.reference import scan as ref
+
+from ..kernelgen import group_expr, module_from_source
+from .test_reduce import (BLOCK, DTYPES, ITEMS, LOGICAL_WIDTHS, USER_OP_SOURCE, poison, product_values,
+                          random_values, sum_tolerance, user_op)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "running_scan.py"
+
+PREFIX_SOURCE = """
+@cuda.jit(device=True)
+def add_three(block_aggregate):
+    return block_aggregate + 3
+
+@cuda.jit(device=True)
+def running(state, block_aggregate):
+    old = state[0]
+    state[0] = old + block_aggregate
+    return old
+"""
+STATE_START = 5
+
+
+def add_three(aggregate):
+    return aggregate + 3
+
+
+@dataclass(frozen=True)
+class Case:
+    group: object  # "block" or a warp width
+    call: str  # the coop function
+    mode: str  # "inclusive" / "exclusive"
+    ref_op: object  # canonical operator name or Python function
+    op: str = ""  # scan_op spelling in the kernel ("" for sums)
+    value: str = "items"  # "items", "scalar", "items2"
+    init: str | None = None  # initial_value expression in the kernel (a module constant)
+    algorithm: str | None = None
+    aggregate: bool = False
+    valid: bool = False
+    prefix: str | None = None  # None, "stateless", "stateful"
+    extra: str = ""  # extra keyword text (e.g. mode= for coop.scan)
+
+    def source(self, group_src: str) -> str:
+        kw = []
+        if self.extra:
+            kw.append(self.extra)
+        if self.op:
+            kw.append(f"scan_op={self.op}")
+        if self.init:
+            kw.append(f"initial_value={self.init}")
+        if self.algorithm:
+            kw.append(f'algorithm="{self.algorithm}"')
+        if self.aggregate:
+            kw.append("aggregate_output=agg")
+        if self.valid:
+            kw.append("valid_items=vi")
+        if self.prefix == "stateless":
+            kw.append("prefix_op=add_three")
+        elif self.prefix == "stateful":
+            kw.append("prefix_op=running, prefix_state=state")
+        return f"coop.{self.call}({group_src}, {self.value}, {', '.join(kw)})"
+
+    @property
+    def width(self):
+        return None if self.group == "block" else self.group
+
+
+def init_values(dtype):
+    """The initial values the kernels use, by name (identity elements for min/max)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        big = dt.type(np.finfo(dt).max)
+        return {"INIT": dt.type(7), "INIT_MIN": big, "INIT_MAX": dt.type(-big), "ZERO": dt.type(0)}
+    info = np.iinfo(dt)
+    return {"INIT": dt.type(7), "INIT_MIN": dt.type(info.max), "INIT_MAX": dt.type(info.min), "ZERO": dt.type(0)}
+
+
+def scan_cases(dtype: str):
+    integer = np.dtype(dtype).kind in "iu"
+    B = "block"
+    cases = [
+        Case(B, "inclusive_sum", "inclusive", "sum"),
+        Case(B, "exclusive_sum", "exclusive", "sum", algorithm="warp_scans", aggregate=True),
+        Case(B, "inclusive_sum", "inclusive", "sum", value="scalar", algorithm="raking_memoize", aggregate=True),
+        Case(B, "exclusive_sum", "exclusive", "sum", value="scalar"),
+        Case(B, "inclusive_scan", "inclusive", "max", op='"max"', algorithm="warp_scans", aggregate=True),
+        Case(B, "exclusive_scan", "exclusive", "min", op='"min"', init="INIT_MIN", algorithm="raking_memoize"),
+        Case(B, "inclusive_scan", "inclusive", "prod", op='"*"', value="items2"),
+        Case(B, "exclusive_scan", "exclusive", user_op, op="user_op", init="INIT", aggregate=True),
+        Case(B, "scan", "inclusive", user_op, op="user_op", algorithm="warp_scans", extra='mode="inclusive"'),
+        Case(B, "exclusive_scan", "exclusive", "sum", op='"+"', init="INIT", algorithm="raking_memoize",
+             aggregate=True),
+        Case(B, "scan", "exclusive", "max", op="np.maximum", value="scalar", init="INIT_MAX"),
+        Case(B, "inclusive_sum", "inclusive", "sum", prefix="stateless", algorithm="warp_scans"),
+        Case(B, "exclusive_scan", "exclusive", "max", op="operator.or_" if integer else '"max"',
+             prefix="stateless"),
+        Case(B, "exclusive_sum", "exclusive", "sum", prefix="stateful"),
+        Case(B, "exclusive_sum", "exclusive", "sum", prefix="stateful"),  # the next tile: carried state
+        Case(B, "inclusive_scan", "inclusive", user_op, op="user_op", value="scalar", prefix="stateless",
+             algorithm="raking_memoize"),
+        Case(32, "inclusive_sum", "inclusive", "sum", aggregate=True, valid=True),
+        Case(32, "exclusive_sum", "exclusive", "sum", value="scalar", aggregate=True),
+        Case(32, "inclusive_scan", "inclusive", "max", op='"max"', value="scalar", valid=True, aggregate=True),
+        Case(32, "exclusive_scan", "exclusive", "min", op='"minimum"', init="INIT_MIN", aggregate=True),
+        Case(32, "inclusive_scan", "inclusive", user_op, op="user_op", aggregate=True, valid=True),
+        Case(32, "exclusive_scan", "exclusive", user_op, op="user_op", value="scalar", init="INIT"),
+        Case(32, "inclusive_scan", "inclusive", "prod", op="operator.mul", value="items2"),
+        Case(32, "exclusive_scan", "exclusive", "sum", op='"+"', init="INIT", valid=True, aggregate=True),
+        Case(B, "exclusive_scan", "exclusive", user_op, op="user_op", value="scalar", init="3",
+             algorithm="warp_scans"),
+    ]
+    if integer:
+        # operator.or_ above stands for "|"; its reference is bit_or.
+        cases[12] = Case(B, "exclusive_scan", "exclusive", "bit_or", op="operator.or_", init=None,
+                         prefix="stateless")
+        cases += [
+            Case(B, "inclusive_scan", "inclusive", "bit_and", op='"&"', algorithm="raking_memoize",
+                 aggregate=True),
+            Case(B, "exclusive_scan", "exclusive", "bit_xor", op='"bit_xor"', init="ZERO", algorithm="warp_scans"),
+            Case(32, "inclusive_scan", "inclusive", "bit_or", op="np.bitwise_or", aggregate=True, valid=True),
+        ]
+    for i, w in enumerate(LOGICAL_WIDTHS):
+        cases.append(Case(w, "inclusive_sum", "inclusive", "sum", value="scalar" if i % 2 else "items",
+                          aggregate=True, valid=True))
+        cases.append(Case(w, "exclusive_scan", "exclusive", user_op if i % 2 else "max",
+                          op="user_op" if i % 2 else '"max"', init="INIT" if i % 2 else "INIT_MAX",
+                          aggregate=bool(i % 2), valid=not i % 2))
+    return cases
+
+
+def _group_source(group) -> str:
+    return group_expr("block", None) if group == "block" else group_expr("warp", group)
+
+
+def scan_kernel(dtype: str, cases=None):
+    """One kernel for every case: ``out[row, gtid * K + i]`` results, ``aggs[row, gtid]`` aggregates."""
+    cases = scan_cases(dtype) if cases is None else cases
+    state_dtype = "np.float64" if np.dtype(dtype).kind == "f" else "np.int64"
+    # Initial values arrive at run time (``inits``): numba-cuda-mlir 0.6 cannot lower a
+    # uint64 module constant above the int64 range (``arith.constant`` bad_cast).
+    consts = "\n".join(f"    {name} = inits[{i}]" for i, name in enumerate(init_values(dtype)))
+    lines = []
+    for row, case in enumerate(cases):
+        call = case.source(_group_source(case.group))
+        if case.value == "scalar":
+            lines.append(f"    out[{row}, gtid * items_per_thread] = {call}\n")
+        else:
+            lines.append(f"    r = {call}\n    for i in range(items_per_thread):\n"
+                         f"        out[{row}, gtid * items_per_thread + i] = r[i]\n")
+        if case.aggregate:
+            lines.append(f"    aggs[{row}, gtid] = agg[0]\n")
+    source = f"""
+import operator
+DT = np.{dtype}
+{USER_OP_SOURCE}
+{PREFIX_SOURCE}
+@cuda.jit
+def kernel(src, src2, out, aggs, valid, inits, items_per_thread):
+{consts}
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    gtid = cuda.blockIdx.x * nthreads + tid
+    base = gtid * items_per_thread
+    vi = valid[cuda.blockIdx.x]
+    items = coop.ThreadData(items_per_thread, dtype=DT)
+    items2 = coop.ThreadData(items_per_thread, dtype=DT)
+    for i in range(items_per_thread):
+        items[i] = src[base + i]
+        items2[i] = src2[base + i]
+    scalar = src[base]
+    agg = coop.ThreadData(1, dtype=DT)
+    state = coop.ThreadData(1, dtype={state_dtype})
+    state[0] = {STATE_START}
+""" + "".join(lines)
+    return module_from_source(source).kernel
+
+
+# ----------------------------------------------------------------------------------------
+# Checks
+# ----------------------------------------------------------------------------------------
+
+def _expected(case, slots, dtype, vi, inits, state):
+    """Reference results for one block; ``state`` is the stateful prefix's running value."""
+    init = (inits[case.init] if case.init in inits else int(case.init)) if case.init else None
+    prefix = None
+    if case.prefix == "stateless":
+        prefix = add_three
+    elif case.prefix == "stateful":
+        def prefix(aggregate, _state=state):
+            old = _state[0]
+            _state[0] = old + aggregate
+            return old
+    return ref.scan(slots, case.ref_op, mode=case.mode, initial_value=init, group_width=case.width,
+                    valid_items=vi, prefix=prefix)
+
+
+def check_scan(label, got, expected, defined, slots, case, dtype):
+    got, expected = got[defined], expected[defined]
+    dt = np.dtype(dtype)
+    if dt.kind == "f" and case.ref_op not in ("max", "min", "prod"):
+        np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=0,
+                                   atol=sum_tolerance(slots, dtype) + 8 * np.finfo(dt).eps * 1e3, err_msg=label)
+    else:
+        np.testing.assert_array_equal(got, expected, err_msg=label)
+
+
+def valid_items_per_block(rng, ipt):
+    """Warp tiles: whole (oversized), 1, a random partial tile of the smallest warp, of the hardware warp."""
+    return np.array([10**9, 1, int(rng.integers(1, max(2, ipt) + 1)), int(rng.integers(1, 32 * ipt)),
+                     32 * ipt], dtype=np.int64)
+
+
+def run_scan(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(seed)
+    cases = scan_cases(dtype) if cases is None else cases
+    block_threads = int(np.prod(block))
+    valid = valid_items_per_block(rng, ipt)
+    nblocks = len(valid)
+    n = nblocks * block_threads * ipt
+    src = random_values(rng, dtype, n)
+    src2 = product_values(rng, dtype, n)
+    out = np.full((len(cases), n), poison(dtype))
+    aggs = np.full((len(cases), nblocks * block_threads), poison(dtype))
+    kernel = scan_kernel(dtype, cases)
+    inits = np.array(list(init_values(dtype).values()), dtype=dtype)
+    kernel[nblocks, block](src, src2, out, aggs, valid, inits, ipt)
+    cuda.synchronize()
+    inits = init_values(dtype)
+    state_type = np.float64 if np.dtype(dtype).kind == "f" else np.int64
+    for b in range(nblocks):
+        state = [state_type(STATE_START)]  # thread 0's state, carried from call to call
+        threads = slice(b * block_threads, (b + 1) * block_threads)
+        for row, case in enumerate(cases):
+            data = src2 if case.value == "items2" else src
+            slots = data[b * block_threads * ipt:(b + 1) * block_threads * ipt].reshape(block_threads, ipt)
+            if case.value == "scalar":
+                slots = slots[:, :1]
+            vi = int(valid[b]) if case.valid else None
+            expected, defined, aggregate = _expected(case, slots, dtype, vi, inits, state)
+            rows = out[row, b * block_threads * ipt:(b + 1) * block_threads * ipt].reshape(block_threads, ipt)
+            got = rows[:, :1] if case.value == "scalar" else rows
+            label = f"row {row}: {case} {dtype} ipt={ipt} block#{b} valid={valid[b]}"
+            check_scan(label, got, expected.reshape(got.shape), defined.reshape(got.shape), slots, case, dtype)
+            if case.aggregate:
+                check_scan(label + " (aggregate)", aggs[row, threads], aggregate,
+                           np.ones(block_threads, dtype=bool), slots, case, dtype)
+
+
+# ----------------------------------------------------------------------------------------
+# Tests
+# ----------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ipt", ITEMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scan_matrix(dtype, ipt):
+    run_scan(dtype, ipt)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block,dtype,ipt", [((10, 5, 1), "int32", 4), ((16, 4, 2), "float64", 7)],
+                         ids=["50-threads", "3d"])
+def test_block_shapes(block, dtype, ipt):
+    """Block scans with a thread count that is not a multiple of 32 (warp_scans falls back), and 3-D."""
+    run_scan(dtype, ipt, block=block, cases=[c for c in scan_cases(dtype) if c.group == "block"], seed=3)
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("coop_example_running_scan", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 511, 512, 1_000_003])
+def test_running_scan_example(n):
+    """The tile-loop example: one block scans a whole array through a stateful prefix callback."""
+    example = load_example()
+    values, inclusive, exclusive = example.main(n=n, seed=n)
+    np.testing.assert_array_equal(inclusive, ref.running_scan(values, "inclusive"))
+    np.testing.assert_array_equal(exclusive, ref.running_scan(values, "exclusive"))
+
+
+@pytest.mark.unit
+def test_reference_model():
+    slots = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=np.int32)
+    out, ok, agg = ref.scan(slots, "sum", mode="inclusive")
+    assert out.reshape(-1).tolist() == np.cumsum(np.arange(1, 9)).tolist() and ok.all()
+    assert (agg == 36).all()
+    out, ok, agg = ref.scan(slots, "max", mode="exclusive", initial_value=-1, group_width=2)
+    assert out.reshape(-1).tolist() == [-1, 1, 2, 3, -1, 5, 6, 7] and (agg == [4, 4, 8, 8]).all()
+    out, ok, agg = ref.scan(slots, "sum", mode="inclusive", group_width=2, valid_items=3)
+    assert ok.reshape(-1).tolist() == [True, True, True, False] * 2 and (agg == [6, 6, 18, 18]).all()
+    out, ok, _ = ref.scan(slots, "sum", mode="exclusive", prefix=lambda a: 100)
+    assert out.reshape(-1)[:3].tolist() == [100, 101, 103]
+    out, ok, _ = ref.scan(slots[:, 0], user_op, mode="inclusive")
+    assert out.tolist() == [1, 5, 11, 19]
+    assert ref.running_scan(np.array([1, 2, 3], dtype=np.int32), "exclusive").tolist() == [0, 1, 3]

@@ -1,0 +1,202 @@
+"""Misuse of the scan family: one broken argument per case, named error, message, user line."""
+
+from __future__ import annotations
+
+import pytest
+
+import cuda.coop as coop
+
+from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
+from .test_reduce_errors import HELPERS, body, float_args
+
+pytestmark = pytest.mark.compile
+
+nb = pytest.importorskip("numba_cuda_mlir")
+
+SCAN_HELPERS = HELPERS + """
+@cuda.jit(device=True)
+def running(state, block_aggregate):
+    old = state[0]
+    state[0] = old + block_aggregate
+    return old
+"""
+
+
+@pytest.fixture(autouse=True)
+def _helpers(monkeypatch):
+    from .. import kernelgen
+
+    monkeypatch.setattr(kernelgen, "HEADER", kernelgen.HEADER + SCAN_HELPERS)
+
+
+def test_non_sum_exclusive_scan_needs_an_initial_value():
+    info, module = compile_body(body("""
+r = coop.exclusive_scan(coop.this_block(), items, scan_op="max")
+"""))
+    assert isinstance(info.value, coop.MissingArgumentError)
+    msg = str(info.value)
+    assert "coop.exclusive_scan()" in msg and "scan_op='max'" in msg and "initial_value=" in msg
+    assert_points_at_user_line(info, module, 'scan_op="max"')
+
+
+def test_generic_scan_defaults_to_exclusive_and_needs_an_initial_value_too():
+    info, _ = compile_body("""
+        r = coop.scan(coop.this_warp(), src[0], scan_op=np.minimum)
+    """)
+    assert isinstance(info.value, coop.MissingArgumentError)
+    assert "scan_op=np.minimum" in str(info.value)
+
+
+def test_initial_value_on_an_inclusive_scan():
+    info, module = compile_body(body("""
+r = coop.scan(coop.this_block(), items, mode="inclusive", scan_op="max", initial_value=0)
+"""))
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    msg = str(info.value)
+    assert "initial_value is not accepted by an inclusive scan" in msg and "exclusive" in msg
+    assert_points_at_user_line(info, module, 'mode="inclusive"')
+
+
+def test_inclusive_scan_has_no_initial_value_keyword():
+    info, _ = compile_body(body("""
+r = coop.inclusive_scan(coop.this_block(), items, initial_value=0)
+"""))
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    assert "unexpected keyword initial_value=" in str(info.value)
+
+
+def test_bitwise_scan_on_floats():
+    info, module = compile_body("""
+        r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op="^")
+    """, argtypes=float_args())
+    assert isinstance(info.value, coop.UnsupportedDtypeError)
+    assert "scan_op='^'" in str(info.value) and "float32" in str(info.value)
+    assert_points_at_user_line(info, module, 'scan_op="^"')
+
+
+@pytest.mark.parametrize("valid", [0, 33])
+def test_static_valid_items_out_of_range(valid):
+    info, module = compile_body(f"""
+        r = coop.inclusive_sum(coop.this_warp(), src[0], valid_items={valid})
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentValueError)
+    assert f"valid_items={valid}" in str(info.value)
+    assert_points_at_user_line(info, module, "valid_items=")
+
+
+def test_valid_items_on_a_block_scan():
+    info, _ = compile_body(body("""
+r = coop.inclusive_sum(coop.this_block(), items, valid_items=5)
+"""))
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "warp scans only" in str(info.value)
+
+
+def test_algorithm_for_a_warp_scan():
+    info, module = compile_body("""
+        r = coop.exclusive_sum(coop.this_warp().group_by(4), src[0], algorithm="warp_scans")
+    """)
+    assert isinstance(info.value, coop.UnsupportedAlgorithmForGroupError)
+    msg = str(info.value)
+    assert "algorithm='warp_scans'" in msg and "coop.this_warp().group_by(4)" in msg
+    assert_points_at_user_line(info, module, "algorithm=")
+
+
+def test_reduce_algorithm_on_a_scan():
+    info, _ = compile_body(body("""
+r = coop.inclusive_sum(coop.this_block(), items, algorithm="warp_reductions")
+"""))
+    assert isinstance(info.value, coop.InvalidAlgorithmError)
+    msg = str(info.value)
+    assert "'raking'" in msg and "'raking_memoize'" in msg and "'warp_scans'" in msg
+
+
+def test_plain_function_as_scan_operator():
+    info, module = compile_body("""
+        r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op=plain_function)
+    """)
+    assert isinstance(info.value, coop.NotADeviceFunctionError)
+    assert "scan_op=plain_function" in str(info.value)
+    assert_points_at_user_line(info, module, "scan_op=plain_function")
+
+
+def test_prefix_op_must_be_a_device_function():
+    info, _ = compile_body(body("""
+r = coop.inclusive_sum(coop.this_block(), items, prefix_op="+")
+"""))
+    assert isinstance(info.value, coop.NotADeviceFunctionError)
+    assert "prefix_op='+'" in str(info.value)
+
+
+def test_prefix_op_on_a_warp_scan():
+    info, module = compile_body("""
+        r = coop.inclusive_sum(coop.this_warp(), src[0], prefix_op=takes_an_array)
+    """)
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "prefix_op= applies to block scans" in str(info.value)
+    assert_points_at_user_line(info, module, "prefix_op=")
+
+
+def test_prefix_op_with_initial_value():
+    info, _ = compile_body(body("""
+state = coop.ThreadData(1, dtype=np.int32)
+r = coop.exclusive_scan(coop.this_block(), items, scan_op="max", initial_value=0, prefix_op=running,
+                        prefix_state=state)
+"""))
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "prefix_op and initial_value" in str(info.value)
+
+
+def test_prefix_state_without_prefix_op():
+    info, _ = compile_body(body("""
+state = coop.ThreadData(1, dtype=np.int32)
+r = coop.exclusive_sum(coop.this_block(), items, prefix_state=state)
+"""))
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "prefix_state was given without prefix_op" in str(info.value)
+
+
+def test_stateful_prefix_without_state_does_not_compile_for_the_signature():
+    """A two-argument callback used as a stateless prefix: the signature error names both."""
+    info, module = compile_body(body("""
+r = coop.exclusive_sum(coop.this_block(), items, prefix_op=running)
+"""))
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    msg = str(info.value)
+    assert "prefix_op=device function running does not compile" in msg and "int32(int32)" in msg
+    assert_points_at_user_line(info, module, "prefix_op=running")
+
+
+def test_aggregate_output_dtype():
+    info, _ = compile_body(body("""
+agg = coop.ThreadData(1, dtype=np.int64)
+r = coop.inclusive_sum(coop.this_block(), items, aggregate_output=agg)
+"""))
+    assert isinstance(info.value, coop.DtypeMismatchError)
+    assert "aggregate_output has dtype int64" in str(info.value)
+
+
+def test_temp_storage_on_a_warp_scan():
+    info, module = compile_body("""
+        ts = coop.TempStorage()
+        r = coop.inclusive_sum(coop.this_warp(), src[0], temp_storage=ts)
+    """)
+    assert isinstance(info.value, coop.TempStorageError)
+    assert "coop.this_warp()" in str(info.value)
+    assert_points_at_user_line(info, module, "temp_storage=ts")
+
+
+def test_initial_value_of_another_dtype():
+    info, _ = compile_body("""
+        r = coop.exclusive_scan(coop.this_warp(), src[0], scan_op="max", initial_value=n)
+    """, params="src, dst, n", argtypes=(_types().int32[::1], _types().int32[::1], _types().int64))
+    assert isinstance(info.value, coop.DtypeMismatchError)
+    assert "initial_value has dtype int64" in str(info.value)
+
+
+def test_initial_value_literal_out_of_range():
+    info, _ = compile_body("""
+        r = coop.exclusive_scan(coop.this_warp(), src[0], scan_op="max", initial_value=2**40)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentValueError)
+    assert "outside the range of int32" in str(info.value)
