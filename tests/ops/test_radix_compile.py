@@ -6,6 +6,8 @@ so a device run can only find numerical problems.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ..kernelgen import module_from_source
@@ -147,3 +149,21 @@ def test_items_per_thread_attribute_of_a_payload():
 """
     kb = _compile(sort_kernel(body), _argtypes(ipt=2), cc=(9, 0), block=32)
     assert kb.cubin[:4] == b"\x7fELF"
+
+
+def test_explicit_temp_storage_shared_by_sorting_calls():
+    """One coop.TempStorage serves a radix sort, a radix rank, a merge sort and a TopK."""
+    body = """
+    ts = coop.TempStorage()
+    r = coop.radix_sort_keys(g, keys, temp_storage=ts)
+    q = coop.radix_rank(g, keys, temp_storage=ts)
+    m = coop.merge_sort_keys(g, keys, temp_storage=ts)
+    t = coop.topk_max_keys(g, keys, k=3, temp_storage=ts, algorithm="radix_select")
+    for i in range(items_per_thread):
+        dst[base + i] = r[i] + m[i] + t[i]
+        vdst[base + i] = q[i]
+"""
+    kb = _compile(sort_kernel(body), _argtypes(ipt=4), cc=(9, 0), block=128)
+    assert_inlined(kb)
+    regions = re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+)\[(\d+)\]", kb.ptx)
+    assert len(regions) == 1, regions  # one region, as large as the largest need
