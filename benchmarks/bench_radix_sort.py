@@ -78,10 +78,7 @@ __global__ void sort_tile(const unsigned* in, const unsigned* vin, unsigned* out
   } else {
     SortK(storage.sort_k).Sort(keys);
     // The 16 smallest keys are tile positions 0..15 (blocked layout).
-    for (int i = 0; i < IPT; ++i) {
-      const int p = threadIdx.x * IPT + i;
-      if (p < 16) out[size_t(blockIdx.x) * 16 + p] = keys[i];
-    }
+    cub::StoreDirectBlocked(threadIdx.x, out + size_t(blockIdx.x) * 16, keys, 16);
   }
 }
 
@@ -160,10 +157,8 @@ def topk_min_16(algorithm):
         offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
         coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
         best = coop.topk_min_keys(block, keys, k=16, algorithm=algorithm)
-        for i in range(items_per_thread):
-            p = cuda.threadIdx.x * items_per_thread + i
-            if p < 16:
-                destination[cuda.blockIdx.x * 16 + p] = best[i]
+        # The 16 smallest keys are tile positions 0..15 (blocked layout).
+        coop.store(block, destination, best, offset=cuda.blockIdx.x * 16, valid_items=16)
     return kernel
 """
 
