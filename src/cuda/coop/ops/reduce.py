@@ -231,8 +231,8 @@ def reduce_batched(group, value, /, *, binary_op=None, output_layout="striped"):
     Returns
     -------
     coop.ThreadData of ``S`` items, fresh; every lane holds its batches.  Uses
-    about ``B`` shuffles per lane (``S*W - S`` when ``B > W``; ``P - 1 +
-    log2(W/P)`` when ``B <= W``, ``P`` the power of two at or above ``B``), no
+    about ``B`` shuffles per lane (``S*W - S`` when ``B > W``;
+    ``P - 1 + log2(W/P)`` when ``B <= W``, ``P`` the power of two at or above ``B``), no
     shared memory; CUB's ``WarpReduce`` per batch would take ``B*log2(W)``.
     """
 
