@@ -1022,7 +1022,8 @@ def build_reduce_batched():
                 for s in range(per_lane)] for t in range(THREADS)]
         stages.append(threads_stage(f"result ({layout}: {per_lane} slot(s) per lane)", out, tokens,
                                     undefined=~defined, labels=lab))
-        args = (f", binary_op={op!r}" if op != "sum" else "") + (f", output_layout={layout!r}" if layout != "striped" else "")
+        args = f", binary_op={('+' if op == 'sum' else op)!r}"  # required: there is no default operator
+        args += f", output_layout={layout!r}" if layout != "striped" else ""
         rule = "lane l slot s holds batch l + s*W" if layout == "striped" else "lane l slot s holds batch l*S + s"
         notes = [f"Batch j is slot j of every lane of a warp: B={b} batches over W={width} lanes give each "
                  f"lane S = ceil(B/W) = {per_lane} result slot(s); {rule}.",

@@ -141,6 +141,42 @@ def huge_transpose(src, dst):
 # example-end too-much-shared
 
 
+# example-begin exclusive-no-init
+@cuda.jit
+def exclusive_max(src, dst):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    out = coop.exclusive_scan(coop.this_block(), items, scan_op="max")
+# example-end exclusive-no-init
+
+
+# example-begin batched-no-op
+@cuda.jit
+def batched_without_operator(src, dst):
+    items = coop.ThreadData(3)
+    coop.load(coop.this_warp(), src, items)
+    sums = coop.reduce_batched(coop.this_warp(), items)
+# example-end batched-no-op
+
+
+# example-begin block-scan-valid
+@cuda.jit
+def block_scan_valid_items(src, dst, n):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    sums = coop.inclusive_sum(coop.this_block(), items, valid_items=n)
+# example-end block-scan-valid
+
+
+# example-begin merge-sort-block
+@cuda.jit
+def sort_96_threads(src, dst):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    keys = coop.merge_sort_keys(coop.this_block(), items)  # launched with 96 threads
+# example-end merge-sort-block
+
+
 # example-begin host-call
 def host_call():
     items = np.zeros(4, np.int32)
@@ -190,6 +226,10 @@ MISTAKES = {
     "warp-temp-storage": (warp_with_temp_storage, I32, {"block": 128}, "TempStorageError"),
     "small-temp-storage": (temp_storage_too_small, I32, {"block": 128}, "TempStorageError"),
     "too-much-shared": (huge_transpose, F64, {"block": 1024}, "SharedMemoryLimitError"),
+    "exclusive-no-init": (exclusive_max, I32, {"block": 128}, "MissingArgumentError"),
+    "batched-no-op": (batched_without_operator, I32, {"block": 128}, "MissingArgumentError"),
+    "block-scan-valid": (block_scan_valid_items, I32 + (np.int64(1),), {"block": 128}, "ConflictingArgumentsError"),
+    "merge-sort-block": (sort_96_threads, I32, {"block": 96}, "UnsupportedBlockShapeError"),
     "host-call": (host_call, None, None, "CoopCompilerContextRequiredError"),
     "unknown-backend": (unknown_backend, None, None, "UnknownBackendError"),
     "wrong-cccl-root": (wrong_cccl_root, None, None, "HeaderResolutionError"),
