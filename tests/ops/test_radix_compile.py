@@ -41,7 +41,7 @@ def gpu_kernel_argtypes(dtype, ipt):
     types = _types()
     key, other = getattr(types, dtype), getattr(types, other_value_dtype(dtype))
     return (key[::1], key[:, ::1], types.int32[:, ::1], other[:, ::1], types.int32[:, ::1], types.int32[::1],
-            types.int64[::1], types.int32[::1], ipt)
+            types.int64[::1], types.int32[::1], types.int64[::1], ipt)
 
 
 SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]

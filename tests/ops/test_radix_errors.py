@@ -157,3 +157,19 @@ def test_rank_of_a_warp_is_not_supported():
         r = coop.radix_rank(coop.this_warp().group_by(4), keys)
     """)
     assert isinstance(info.value, coop.InvalidGroupError)
+
+
+def test_oob_default_needs_valid_items():
+    info, module = fails("""
+        out = coop.radix_sort_keys(coop.this_block(), keys, oob_default=0)
+    """)
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "oob_default" in str(info.value) and "valid_items" in str(info.value)
+    assert_points_at_user_line(info, module, "coop.radix_sort_keys(")
+
+
+def test_oob_default_of_another_dtype():
+    info, _ = fails("""
+        out = coop.radix_sort_keys(coop.this_block(), keys, valid_items=n, oob_default=vals[0])
+    """)
+    assert isinstance(info.value, coop.DtypeMismatchError)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuda.coop.ops.topk import sentinel_bits
+from cuda.coop.ops._sorting import sentinel_bits
 from cuda.coop.reference import merge_sort as ms
 from cuda.coop.reference import radix as rx
 from cuda.coop.reference import topk as tk
@@ -167,7 +167,8 @@ def emulate_merge_sort(cases, nblocks, block, keys, out_k, out_v, out_w, valid, 
                 (out_v if vt == "index" else out_w)[row, sl] = v.reshape(-1)
 
 
-def emulate_radix(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, ipt):
+def emulate_radix(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, valid,
+                  ipt):
     from .test_radix import rank_cases, sort_cases
 
     dtype, pitems = kernel
@@ -176,11 +177,19 @@ def emulate_radix(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_
     for b in range(nblocks):
         sl = slice(b * tile, (b + 1) * tile)
         slots = keys[sl].reshape(threads, ipt)
-        for row, _op, _kws, vals, (bb, eb), desc, striped in sort_cases(dtype):
+        for row, _op, _kws, vals, (bb, eb), desc, striped, use_vi, use_oob in sort_cases(dtype):
             begin = int(begin_bits[b]) if bb == "rt" else bb
             end = int(end_bits[b]) if eb == "rt" else eb
             v = None if vals is None else (index if vals == "index" else index.astype(out_w.dtype))
-            k, v = rx.radix_sort(slots, v, begin_bit=begin, end_bit=end, descending=desc, blocked_to_striped=striped)
+            work = slots.copy()
+            if use_vi:
+                # What the C++ does: a sentinel past valid_items, then sort the whole tile.
+                vi = int(min(max(valid[b], 0), tile))
+                sentinel = np.array([sentinel_bits(keys.dtype, desc)], dtype=f"u{keys.dtype.itemsize}")
+                work.reshape(-1)[vi:] = sentinel.view(keys.dtype)[0]
+            k, v = rx.radix_sort(work, v, begin_bit=begin, end_bit=end, descending=desc, blocked_to_striped=striped)
+            if use_oob:
+                k[rx.defined_slots(threads, ipt, valid_items=vi, blocked_to_striped=striped) == 0] = _oob(keys.dtype)
             out_k[row, sl] = k.reshape(-1)
             if v is not None:
                 (out_v if vals == "index" else out_w)[row, sl] = v.reshape(-1)

@@ -14,7 +14,7 @@ from ._spec import PayloadArg
 
 __all__ = [
     "key_dtype", "value_dtype", "ordering_functor", "copy_in", "copy_out", "bit_ordering",
-    "param_dict",
+    "param_dict", "sentinel_bits", "sentinel_decl",
 ]
 
 
@@ -92,3 +92,30 @@ def bit_ordering(name: str, dtype: np.dtype) -> str:
             f"  static __device__ __forceinline__ Bits to({t} key) {{\n"
             f"    Bits b = reinterpret_cast<const Bits&>(key);\n"
             f"    {conv}\n  }}\n}};")
+
+
+def sentinel_bits(dtype: np.dtype, largest: bool) -> int:
+    """Raw bits of a key that orders last in a radix sort (a descending one if ``largest``).
+
+    Ascending: the largest transformed key (all ones in every bit range): the
+    maximum of an integer type, or the positive NaN with every payload bit set.
+    Descending: the smallest (all zeros): 0, the minimum of a signed type, or the
+    negative NaN with every payload bit set.  A stable sort keeps a valid key
+    equal to the sentinel before every sentinel placed after it.
+    """
+    dt = np.dtype(dtype)
+    bits = dt.itemsize * 8
+    ones, sign = (1 << bits) - 1, 1 << (bits - 1)
+    if dt.kind == "u":
+        return 0 if largest else ones
+    if dt.kind == "i":
+        return sign if largest else ones ^ sign
+    return ones if largest else ones ^ sign
+
+
+def sentinel_decl(name: str, dtype: np.dtype, largest: bool) -> str:
+    """C++ that declares ``const K name``: the key of :func:`sentinel_bits` (inside a body)."""
+    ubits = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[
+        np.dtype(dtype).itemsize]
+    return (f"const {ubits} {name}_bits = {sentinel_bits(dtype, largest):#x}ull;\n"
+            f"const K {name} = reinterpret_cast<const K&>({name}_bits);")

@@ -27,7 +27,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, value_dtype
+from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, sentinel_decl, value_dtype
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -58,7 +58,7 @@ _INT32 = np.dtype("int32")
 
 @kernel_function
 def radix_sort_keys(block, keys, /, *, begin_bit=0, end_bit=None, descending=False, blocked_to_striped=False,
-                    radix_bits=4, temp_storage=None):
+                    valid_items=None, oob_default=None, radix_bits=4, temp_storage=None):
     """Sort the block's tile of keys by radix; return the sorted keys as a fresh payload.
 
     Parameters
@@ -82,6 +82,15 @@ def radix_sort_keys(block, keys, /, *, begin_bit=0, end_bit=None, descending=Fal
         sorted position ``t + i * block_threads``), which stores coalesced with
         ``coop.store(..., algorithm="striped")``; saves the last scatter's
         blocked rearrangement.
+    valid_items : int, optional
+        Only the first ``valid_items`` keys of the tile are sorted (a runtime
+        value, uniform across the block, clamped to ``[0, N]``); the sorted keys
+        take sorted positions ``0 .. valid_items - 1``.  No sentinel is needed
+        (cuda-coop pads with a key that sorts last, and the sort is stable).
+    oob_default : scalar, optional
+        Requires ``valid_items``: the keys at sorted positions past
+        ``valid_items`` are set to it; without it they are unspecified, as are
+        values there.
     radix_bits : int, compile-time
         Bits per pass, 1..8 (default 4, CUB's default).
     temp_storage : coop.TempStorage, optional
@@ -96,12 +105,14 @@ def radix_sort_keys(block, keys, /, *, begin_bit=0, end_bit=None, descending=Fal
 
 @kernel_function
 def radix_sort_pairs(block, keys, values, /, *, begin_bit=0, end_bit=None, descending=False,
-                     blocked_to_striped=False, radix_bits=4, temp_storage=None):
+                     blocked_to_striped=False, valid_items=None, oob_default=None, radix_bits=4,
+                     temp_storage=None):
     """Sort the block's tile of keys by radix, moving each value with its key.
 
     Parameters
     ----------
-    block, keys, begin_bit, end_bit, descending, blocked_to_striped, radix_bits, temp_storage
+    block, keys, begin_bit, end_bit, descending, blocked_to_striped, valid_items, oob_default
+    radix_bits, temp_storage
         As for :func:`radix_sort_keys`.
     values : coop.ThreadData
         One value per key (same items per thread, any numeric dtype).  Not modified.
@@ -179,8 +190,8 @@ def _radix_bits(call, label, arg, default):
     return v.require_literal_int(call, label, arg, minimum=1, maximum=8)
 
 
-def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_to_striped, radix_bits,
-               temp_storage):
+def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_to_striped, valid_items,
+               oob_default, radix_bits, temp_storage):
     call = f"coop.{op}()"
     g = v.require_group(call, block, kinds=("block",))
     kp, kdt = key_dtype(call, "keys", keys)
@@ -202,6 +213,13 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
     end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
     begin = 0 if begin is OMITTED else begin
     end = key_bits if end is OMITTED else end
+    vi = v.optional_int_operand(call, "valid_items", valid_items)
+    v.require_given_together(call, "valid_items", valid_items, "oob_default", oob_default)
+    oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, kdt)
+    if vi is not None:
+        operands.append(AbiOperand("valid_items", "value", _INT64, "valid_items"))
+    if oob is not None:
+        operands.append(AbiOperand("oob_default", "value", kdt, "oob_default"))
     if begin is not None and end is not None and begin >= end:
         raise InvalidArgumentValueError(
             f"{call}: begin_bit={begin} and end_bit={end} select no bits; pass begin_bit < end_bit "
@@ -211,7 +229,8 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
     result = key_result if vdt is None else TupleResult((key_result, PayloadResult(vdt, kp.items)))
     params = (("op", op), ("keys", kdt.name), ("values", vdt.name if vdt is not None else None),
               ("items", kp.items), ("begin", begin), ("end", end), ("descending", desc),
-              ("striped", striped), ("radix_bits", rbits))
+              ("striped", striped), ("radix_bits", rbits), ("valid_items", vi is not None),
+              ("oob_default", oob is not None))
     return CallPlan(
         op=op, family="radix", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -220,15 +239,17 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
 
 
 def plan_radix_sort_keys(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, descending=OMITTED,
-                         blocked_to_striped=OMITTED, radix_bits=OMITTED, temp_storage=OMITTED) -> CallPlan:
+                         blocked_to_striped=OMITTED, valid_items=OMITTED, oob_default=OMITTED, radix_bits=OMITTED,
+                         temp_storage=OMITTED) -> CallPlan:
     return _plan_sort("radix_sort_keys", block, keys, None, begin_bit, end_bit, descending, blocked_to_striped,
-                      radix_bits, temp_storage)
+                      valid_items, oob_default, radix_bits, temp_storage)
 
 
 def plan_radix_sort_pairs(block, keys, values, /, *, begin_bit=OMITTED, end_bit=OMITTED, descending=OMITTED,
-                          blocked_to_striped=OMITTED, radix_bits=OMITTED, temp_storage=OMITTED) -> CallPlan:
+                          blocked_to_striped=OMITTED, valid_items=OMITTED, oob_default=OMITTED,
+                          radix_bits=OMITTED, temp_storage=OMITTED) -> CallPlan:
     return _plan_sort("radix_sort_pairs", block, keys, values, begin_bit, end_bit, descending,
-                      blocked_to_striped, radix_bits, temp_storage)
+                      blocked_to_striped, valid_items, oob_default, radix_bits, temp_storage)
 
 
 def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix_bits=OMITTED,
@@ -335,6 +356,7 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         f"using V = {cxx_type(np.dtype(p['values'])) if pairs else 'cub::NullType'};",
         f"constexpr int IPT = {p['items']};",
         f"constexpr int KEY_BITS = {kdt.itemsize * 8};",
+        "constexpr long long TILE = BLOCK_THREADS * IPT;",
         f"using Sort = {_sort_type('V', p['radix_bits'])};",
     ]
     if runtime_bits and striped:
@@ -357,6 +379,14 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body = [copy_in("keys", "in_keys", "K")]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
+    if p["valid_items"]:
+        # Keys past valid_items get a key that sorts last in every bit range (all
+        # ones, or all zeros when descending, after CUB's bit transformation); the
+        # stable sort keeps every valid key before them, even an equal one.
+        body.append("const int vi = valid_items < 0 ? 0 : (valid_items > TILE ? (int)TILE : (int)valid_items);")
+        body.append("if (vi < TILE) {\n" + sentinel_decl("sentinel", kdt, p["descending"]) + "\n"
+                    "#pragma unroll\nfor (int i = 0; i < IPT; ++i) if ((int)linear_tid * IPT + i >= vi) "
+                    "keys[i] = sentinel;\n}")
     body.append(f"const int begin = {_bit_expr('begin_bit', p['begin'])};")
     body.append(f"const int end = {_bit_expr('end_bit', p['end'])};")
     sort = f"Sort({storage}).{method}(keys{vals}, begin, end);"
@@ -371,6 +401,9 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append(f"if (begin < end) {{\n{sort}\n}} else {{\n{empty}\n}}")
     else:
         body.append(sort)
+    if p["oob_default"]:
+        position = "(int)linear_tid + i * BLOCK_THREADS" if striped else "(int)linear_tid * IPT + i"
+        body.append(f"#pragma unroll\nfor (int i = 0; i < IPT; ++i) if ({position} >= vi) keys[i] = oob_default;")
     body.append(copy_out("out_keys", "keys"))
     if pairs:
         body.append(copy_out("out_values", "vals"))

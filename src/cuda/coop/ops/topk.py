@@ -37,7 +37,7 @@ from .._dtypes import cxx_type
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, value_dtype
+from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, sentinel_decl, value_dtype
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -228,29 +228,10 @@ def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTE
 # C++ generation
 # --------------------------------------------------------------------------------------
 
-def sentinel_bits(dtype: np.dtype, largest: bool) -> int:
-    """Raw bits of the key that orders after every key (radix order; see module doc).
-
-    Selecting the smallest keys needs the largest transformed key: the maximum of
-    an integer type, or the positive NaN with every payload bit set; selecting
-    the largest needs the smallest: 0, the minimum of a signed type, or the
-    negative NaN with every payload bit set.
-    """
-    dt = np.dtype(dtype)
-    bits = dt.itemsize * 8
-    ones, sign = (1 << bits) - 1, 1 << (bits - 1)
-    if dt.kind == "u":
-        return 0 if largest else ones
-    if dt.kind == "i":
-        return sign if largest else ones ^ sign
-    return ones if largest else ones ^ sign
-
-
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p = param_dict(plan)
     kdt = np.dtype(p["keys"])
     pairs = p["values"] is not None
-    ubits = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[kdt.itemsize]
     decls = [
         f"using K = {cxx_type(kdt)};",
         f"using V = {cxx_type(np.dtype(p['values'])) if pairs else 'cub::NullType'};",
@@ -259,7 +240,6 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         "using Sort = cub::BlockRadixSort<K, BLOCK_X, IPT, V, 4, true, cub::BLOCK_SCAN_WARP_SCANS, "
         "cudaSharedMemBankSizeFourByte, BLOCK_Y, BLOCK_Z>;",
         "using TempStorage = typename Sort::TempStorage;",
-        f"constexpr {ubits} SENTINEL_BITS = {sentinel_bits(kdt, p['largest']):#x}ull;",
     ]
     vals = ", vals" if pairs else ""
     body = [copy_in("keys", "in_keys", "K")]
@@ -269,8 +249,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append(
             "if (valid_items < TILE) {\n"
             "  const int vi = valid_items < 0 ? 0 : (int)valid_items;\n"
-            f"  const {ubits} sentinel_bits = SENTINEL_BITS;\n"
-            "  const K sentinel = reinterpret_cast<const K&>(sentinel_bits);\n"
+            + sentinel_decl("sentinel", kdt, p["largest"]) + "\n"
             "  #pragma unroll\n"
             "  for (int i = 0; i < IPT; ++i) if ((int)linear_tid * IPT + i >= vi) keys[i] = sentinel;\n"
             "}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["ordered_bits", "digits", "sort_permutation", "radix_sort", "radix_rank", "exclusive_digit_prefix",
-           "clamp_bits", "radix_passes"]
+           "clamp_bits", "radix_passes", "defined_slots"]
 
 
 def ordered_bits(keys) -> np.ndarray:
@@ -66,21 +66,43 @@ def sort_permutation(keys, *, begin_bit=0, end_bit=None, descending=False) -> np
     return np.argsort(d, kind="stable")
 
 
-def radix_sort(keys, values=None, *, begin_bit=0, end_bit=None, descending=False, blocked_to_striped=False):
+def _arrange(tile, threads, k, blocked_to_striped):
+    """Sorted tile order -> slots ``[T, K]`` (blocked, or striped)."""
+    tile = np.asarray(tile).reshape(-1)
+    return tile.reshape(k, threads).T.copy() if blocked_to_striped else tile.reshape(threads, k).copy()
+
+
+def radix_sort(keys, values=None, *, begin_bit=0, end_bit=None, descending=False, blocked_to_striped=False,
+               valid_items=None, oob_default=None):
     """Slots ``[T, K]`` of every thread of the block after a radix sort.
 
     ``keys``/``values``: the slots before the call, ``[T, K]`` (blocked).  Returns
-    ``(keys, values)`` slots after the call (``values`` None for keys only).
+    ``(keys, values)`` slots after the call (``values`` None for keys only).  With
+    ``valid_items`` only that prefix of the tile is sorted into sorted positions
+    ``0 .. valid_items - 1``; the keys at later positions are ``oob_default``, or
+    undefined (see :func:`defined_slots`; here they keep the tile's other keys).
     """
     keys = np.asarray(keys)
     threads, k = keys.shape
-    perm = sort_permutation(keys, begin_bit=begin_bit, end_bit=end_bit, descending=descending)
+    n = threads * k
+    valid = n if valid_items is None else int(min(max(valid_items, 0), n))
+    flat_keys = keys.reshape(-1)
+    perm = sort_permutation(flat_keys[:valid], begin_bit=begin_bit, end_bit=end_bit, descending=descending)
+    perm = np.concatenate([perm, np.arange(valid, n)])
+    sorted_keys = flat_keys[perm]
+    if oob_default is not None:
+        sorted_keys[valid:] = oob_default
+    out_values = None
+    if values is not None:
+        out_values = _arrange(np.asarray(values).reshape(-1)[perm], threads, k, blocked_to_striped)
+    return _arrange(sorted_keys, threads, k, blocked_to_striped), out_values
 
-    def arrange(tile):
-        tile = np.asarray(tile).reshape(-1)[perm]
-        return tile.reshape(k, threads).T.copy() if blocked_to_striped else tile.reshape(threads, k)
 
-    return arrange(keys), (None if values is None else arrange(values))
+def defined_slots(threads, k, *, valid_items=None, blocked_to_striped=False) -> np.ndarray:
+    """``[T, K]`` bools: the slots that hold sorted positions below ``valid_items``."""
+    n = threads * k
+    valid = n if valid_items is None else int(min(max(valid_items, 0), n))
+    return _arrange(np.arange(n) < valid, threads, k, blocked_to_striped)
 
 
 def radix_rank(keys, *, begin_bit=0, radix_bits=4, descending=False) -> np.ndarray:
