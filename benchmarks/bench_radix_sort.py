@@ -94,7 +94,8 @@ float bench(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vo
     cudaEventRecord(b);
     cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
   }
-  for (int i = 0; i < 15; ++i) for (int j = i + 1; j < 15; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
+  for (int i = 0; i < 15; ++i)
+    for (int j = i + 1; j < 15; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
   return t[7];
 }
 

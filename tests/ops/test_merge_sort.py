@@ -199,7 +199,8 @@ def run_merge_sort(dtype, ipt, block=(BLOCK, 1, 1), seed=0, block_only=False, la
                 slots, values if op == "merge_sort_pairs" else None,
                 group_width=None if kind == "block" else width, descending=ref_desc, sort_key=sort_key,
                 valid_items=int(valid[b]) if use_vi else None, oob_default=oob if use_oob else None)
-            label = f"{op} {kind} w={width} desc={desc} compare_op={cmp} {dtype} ipt={ipt} block#{b} valid={valid[b] if use_vi else None}"
+            label = (f"{op} {kind} w={width} desc={desc} compare_op={cmp} {dtype} ipt={ipt} block#{b} "
+                     f"valid={valid[b] if use_vi else None}")
             got_k = out_k[row, sl].reshape(threads, ipt)
             np.testing.assert_array_equal(got_k[kdef], exp_k[kdef], err_msg="keys " + label)
             if kind == "block" and not use_vi and not cmp:

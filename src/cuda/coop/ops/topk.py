@@ -352,7 +352,8 @@ def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         # position: the chosen keys (selected, then the first `remaining`
         # candidates in tile order) at 0..m-1 in tile order, the others after.
         "long long mine = 0;",
-        "#pragma unroll\nfor (int i = 0; i < IPT; ++i) mine += state[i] == 1 ? (1LL << 32) : (state[i] == 0 ? 1LL : 0LL);",
+        "#pragma unroll\nfor (int i = 0; i < IPT; ++i)\n"
+        "  mine += state[i] == 1 ? (1LL << 32) : (state[i] == 0 ? 1LL : 0LL);",
         "long long before;",
         "Scan64(ts.u.scan64).ExclusiveSum(mine, before);",
         "int sel = (int)(before >> 32), cand = (int)(before & 0xffffffffLL);",
