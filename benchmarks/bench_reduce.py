@@ -1,0 +1,285 @@
+"""Block-reduce sum of 2^28 float32 (one atomic per block), per BlockReduce algorithm.
+
+    python benchmarks/bench_reduce.py [--threads 256] [--items 16]
+
+Compares (1) the cuda.coop kernel (numba-cuda-mlir): ``coop.load(...,
+"vectorize")``, ``coop.sum(block, items, algorithm=...)`` and one
+``cuda.atomic.add`` per block; (2) the same kernel in CUDA C++ with CUB built by
+nvcc (``BlockLoad`` vectorized + ``BlockReduce::Sum`` + ``atomicAdd``); (3)
+``torch.sum`` of the whole array when torch is installed.  Also times a warp
+variant (``coop.sum(coop.this_warp(), ...)``, one atomic per warp) and
+``coop.reduce_batched`` against per-batch CUB ``WarpReduce`` (16 batches per lane),
+and reports the compile latency of the block kernel (cold provider cache, warm
+disk cache in a new process) next to the same kernel without cuda.coop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (build_cuda, import_source, nvcc_path, time_kernel, timed_subprocess,  # noqa: E402
+                    write_results)
+
+N = 1 << 28  # float32 elements = 1 GiB
+ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
+BATCHES = 16
+
+CUB_SOURCE = r"""
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+constexpr int T = THREADS, K = ITEMS, B = BATCHES;
+
+template <cub::BlockReduceAlgorithm A>
+__global__ void block_sum(const float* in, float* out) {
+  using BL = cub::BlockLoad<float, T, K, cub::BLOCK_LOAD_VECTORIZE>;
+  using BR = cub::BlockReduce<float, T, A>;
+  __shared__ typename BR::TempStorage storage;
+  float items[K];
+  BL().Load(in + size_t(blockIdx.x) * T * K, items);
+  float total = BR(storage).Sum(items);
+  if (threadIdx.x == 0) atomicAdd(out, total);
+}
+
+__global__ void warp_sum(const float* in, float* out) {
+  using BL = cub::BlockLoad<float, T, K, cub::BLOCK_LOAD_VECTORIZE>;
+  using WR = cub::WarpReduce<float>;
+  __shared__ typename WR::TempStorage storage[T / 32];
+  float items[K];
+  BL().Load(in + size_t(blockIdx.x) * T * K, items);
+  float partial = items[0];
+  for (int i = 1; i < K; ++i) partial += items[i];
+  float total = WR(storage[threadIdx.x / 32]).Sum(partial);
+  if (threadIdx.x % 32 == 0) atomicAdd(out, total);
+}
+
+// B batches per lane, each reduced over the warp with its own WarpReduce (B*log2(32) shuffles).
+__global__ void batched(const float* in, float* out) {
+  using WR = cub::WarpReduce<float>;
+  __shared__ typename WR::TempStorage storage[T / 32];
+  const size_t base = (size_t(blockIdx.x) * T + threadIdx.x) * B;
+  float items[B];
+  for (int j = 0; j < B; ++j) items[j] = in[base + j];
+  const int lane = threadIdx.x % 32;
+  float mine = 0;
+  for (int j = 0; j < B; ++j) {
+    float r = WR(storage[threadIdx.x / 32]).Sum(items[j]);
+    r = __shfl_sync(0xffffffffu, r, 0);
+    if (j % 32 == lane) mine = r;
+  }
+  if (lane < B) out[(size_t(blockIdx.x) * T + threadIdx.x) / 32 * B + lane] = mine;
+}
+
+template <class F>
+float bench(F launch) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) launch();
+  float ms[15];
+  for (int r = 0; r < 15; ++r) {  // 10 back-to-back launches per sample, as on the Python side
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&ms[r], a, b); ms[r] /= 10;
+  }
+  for (int i = 0; i < 15; ++i) for (int j = i + 1; j < 15; ++j) if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
+  return ms[7];
+}
+
+int main() {
+  const size_t n = size_t(1) << 28;
+  float *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 0, n * 4);
+  const unsigned grid = unsigned(n / (T * K));
+  printf("{");
+#define RUN(name, A) printf("\"%s\": %f, ", name, bench([&] { block_sum<cub::A><<<grid, T>>>(in, out); }));
+  RUN("warp_reductions", BLOCK_REDUCE_WARP_REDUCTIONS)
+  RUN("raking", BLOCK_REDUCE_RAKING)
+  RUN("raking_commutative_only", BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY)
+  printf("\"warp\": %f, ", bench([&] { warp_sum<<<grid, T>>>(in, out); }));
+  const unsigned bgrid = unsigned(n / (size_t(T) * B));
+  printf("\"batched\": %f}\n", bench([&] { batched<<<bgrid, T>>>(in, out); }));
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+import numpy as np
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+def make_block(algorithm, items_per_thread):
+    @cuda.jit
+    def block_sum(source, total):
+        block = coop.this_block()
+        items = coop.ThreadData(items_per_thread)
+        coop.load(block, source, items, offset=cuda.blockIdx.x * cuda.blockDim.x * items_per_thread,
+                  algorithm="vectorize")
+        s = coop.sum(block, items, algorithm=algorithm)
+        if cuda.threadIdx.x == 0:
+            cuda.atomic.add(total, 0, s)
+    return block_sum
+
+def make_warp(items_per_thread):
+    @cuda.jit
+    def warp_sum(source, total):
+        items = coop.ThreadData(items_per_thread)
+        coop.load(coop.this_block(), source, items,
+                  offset=cuda.blockIdx.x * cuda.blockDim.x * items_per_thread, algorithm="vectorize")
+        s = coop.sum(coop.this_warp(), items)
+        if cuda.threadIdx.x % 32 == 0:
+            cuda.atomic.add(total, 0, s)
+    return warp_sum
+
+def make_batched(batches):
+    @cuda.jit
+    def batched(source, out):
+        gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        items = coop.ThreadData(batches, dtype=np.float32)
+        for j in range(batches):
+            items[j] = source[gtid * batches + j]
+        r = coop.reduce_batched(coop.this_warp(), items, binary_op="+")
+        lane = cuda.threadIdx.x % 32
+        if lane < batches:
+            out[gtid // 32 * batches + lane] = r[0]
+    return batched
+"""
+
+LATENCY_CODE = r"""
+import json, time, numpy as np
+t_import = time.perf_counter()
+from numba_cuda_mlir import cuda
+{coop_import}
+t_import = time.perf_counter() - t_import
+{kernel}
+src = cuda.to_device(np.ones(256 * 16 * 4, dtype=np.float32)); total = cuda.to_device(np.zeros(1, np.float32))
+cuda.synchronize()
+t0 = time.perf_counter(); k[4, 256](src, total); cuda.synchronize(); first = time.perf_counter() - t0
+t0 = time.perf_counter(); k[4, 256](src, total); cuda.synchronize(); second = time.perf_counter() - t0
+print(json.dumps({{"import_s": t_import, "first_launch_s": first, "second_launch_s": second}}))
+"""
+
+COOP_KERNEL = """
+@cuda.jit
+def k(source, total):
+    block = coop.this_block()
+    items = coop.ThreadData(16)
+    coop.load(block, source, items, offset=cuda.blockIdx.x * cuda.blockDim.x * 16, algorithm="vectorize")
+    s = coop.sum(block, items)
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(total, 0, s)
+"""
+
+PLAIN_KERNEL = """
+@cuda.jit
+def k(source, total):
+    s = source[cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x]
+    cuda.atomic.add(total, 0, s)
+"""
+
+
+def throughput(threads: int, items: int):
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_reduce_kernels"))
+    rng = np.random.default_rng(0)
+    host = rng.standard_normal(N, dtype=np.float32)
+    exact = float(host.astype(np.float64).sum())
+    src = cuda.to_device(host)
+    total = cuda.device_array(1, dtype=np.float32)
+    grid = N // (threads * items)
+    results, errors = {}, {}
+
+    def check(name, launch):
+        total.copy_to_device(np.zeros(1, np.float32))
+        launch()
+        cuda.synchronize()
+        got = float(total.copy_to_host()[0])
+        errors[name] = abs(got - exact)
+        # Float atomics across blocks reorder the sum; the partial sums stay small, so
+        # the error is far below 1e-5 * sum|x|.
+        assert errors[name] <= 1e-5 * float(np.abs(host).sum()), (name, got, exact)
+
+    for algo in ALGORITHMS:
+        kernel = ns["make_block"](algo, items)
+        check(algo, lambda: kernel[grid, threads](src, total))
+        results[algo] = time_kernel(lambda: kernel[grid, threads](src, total))
+    warp = ns["make_warp"](items)
+    check("warp", lambda: warp[grid, threads](src, total))
+    results["warp"] = time_kernel(lambda: warp[grid, threads](src, total))
+    batched = ns["make_batched"](BATCHES)
+    out = cuda.device_array(N // 32, dtype=np.float32)
+    bgrid = N // (threads * BATCHES)
+    batched[bgrid, threads](src, out)
+    cuda.synchronize()
+    sample = host[:threads * BATCHES * 4].reshape(-1, 32, BATCHES).sum(axis=1)
+    np.testing.assert_allclose(out[:sample.size].copy_to_host(), sample.reshape(-1), rtol=1e-4, atol=1e-3)
+    results["batched"] = time_kernel(lambda: batched[bgrid, threads](src, out))
+    try:
+        import torch
+
+        t = torch.from_numpy(host).cuda()
+        torch.cuda.synchronize()
+        results["torch.sum"] = time_kernel(lambda: torch.sum(t))
+    except Exception as exc:  # torch missing or without CUDA
+        results["torch.sum"] = None
+        print(f"torch.sum not timed: {exc}")
+    return results, errors
+
+
+def latency():
+    cache = tempfile.mkdtemp(prefix="coop-bench-cache-")
+    env = {"CUDA_COOP_CACHE_DIR": cache}
+    coop = "from cuda import coop"
+    cold = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
+    warm = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
+    plain = timed_subprocess(LATENCY_CODE.format(coop_import="", kernel=PLAIN_KERNEL), env)
+    return {"cold": cold, "warm_disk_cache": warm, "without_coop": plain}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    report["coop_ms"], report["abs_error"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        source = (CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items))
+                  .replace("BATCHES", str(BATCHES)))
+        exe = build_cuda(source, "block_sum")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["latency"] = latency()
+    print(f"\n1 GiB float32 sum, {args.threads} threads x {args.items} items per thread, one atomic per block")
+    print(f"{'kernel':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'CUB/coop':>9s} {'GB/s':>8s}")
+    cub = report.get("cub_ms", {})
+    torch_ms = report["coop_ms"].pop("torch.sum", None)
+    for name, ms in report["coop_ms"].items():
+        c = cub.get(name)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        gbs = N * 4 / (ms * 1e-3) / 1e9
+        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+    if torch_ms:
+        print(f"{'torch.sum (whole array)':28s} {torch_ms:9.3f} {'':11s} {'':9s} {N * 4 / (torch_ms * 1e-3) / 1e9:8.0f}")
+    report["coop_ms"]["torch.sum"] = torch_ms
+    print("(ratio > 1: cuda.coop is faster; the target is >= 0.97)")
+    lat = report["latency"]
+    print("\ncompile latency of the block-sum kernel (seconds)")
+    for key, val in lat.items():
+        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
+              f"import {val['import_s']:.2f}")
+    write_results("reduce", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""Tile-wise inclusive scan of 2^28 int32, per BlockScan algorithm; and one-block running scan.
+
+    python benchmarks/bench_scan.py [--threads 256] [--items 16]
+
+Each block scans its own tile: (1) the cuda.coop kernel (numba-cuda-mlir):
+``coop.load(..., "warp_transpose")``, ``coop.inclusive_sum(block, items,
+algorithm=...)``, ``coop.store(..., "warp_transpose")``; (2) the same kernel in
+CUDA C++ with CUB built by nvcc (``BlockLoad``/``BlockScan::InclusiveSum``/
+``BlockStore``, same algorithms); (3) ``torch.cumsum`` of the whole array when
+torch is installed (a different problem: one scan over all 2^28 items, given for
+scale).  Also: a warp-level tile scan (``coop.inclusive_sum(coop.this_warp(),
+...)``) against ``WarpScan``, and the stateful-prefix running scan of
+``examples/running_scan.py`` (one block over 2^24 items) against the same CUB
+loop with a C++ prefix functor.  Reports the compile latency of the tile kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (build_cuda, import_source, nvcc_path, time_kernel, timed_subprocess,  # noqa: E402
+                    write_results)
+
+N = 1 << 28  # int32 elements = 1 GiB
+RUNNING_N = 1 << 24  # the one-block running scan
+ALGORITHMS = ["raking", "raking_memoize", "warp_scans"]
+
+CUB_SOURCE = r"""
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
+#include <cub/warp/warp_scan.cuh>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+constexpr int T = THREADS, K = ITEMS;
+using BL = cub::BlockLoad<int, T, K, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+using BSt = cub::BlockStore<int, T, K, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+
+template <cub::BlockScanAlgorithm A>
+__global__ void tile_scan(const int* in, int* out) {
+  using BS = cub::BlockScan<int, T, A>;
+  __shared__ union { typename BL::TempStorage load; typename BS::TempStorage scan;
+                     typename BSt::TempStorage store; } storage;
+  int items[K];
+  const size_t offset = size_t(blockIdx.x) * T * K;
+  BL(storage.load).Load(in + offset, items);
+  __syncthreads();
+  BS(storage.scan).InclusiveSum(items, items);
+  __syncthreads();
+  BSt(storage.store).Store(out + offset, items);
+}
+
+__global__ void warp_tile_scan(const int* in, int* out) {
+  using WS = cub::WarpScan<int>;
+  __shared__ typename WS::TempStorage storage[T / 32];
+  const size_t base = size_t(blockIdx.x) * T * K + threadIdx.x / 32 * 32 * K + threadIdx.x % 32 * K;
+  int items[K];
+  for (int i = 0; i < K; ++i) items[i] = in[base + i];
+  int total = 0;
+  for (int i = 0; i < K; ++i) total += items[i];
+  int prefix;
+  WS(storage[threadIdx.x / 32]).ExclusiveSum(total, prefix);
+  for (int i = 0; i < K; ++i) { prefix += items[i]; out[base + i] = prefix; }
+}
+
+struct Running {
+  int total;
+  __device__ int operator()(int block_aggregate) { int old = total; total += block_aggregate; return old; }
+};
+
+// examples/running_scan.py: 128 threads x 4 items, direct loads, default BlockScan.
+constexpr int RT = 128;
+__global__ void running_scan(const int* in, int* out, long long n) {
+  using BLr = cub::BlockLoad<int, RT, 4, cub::BLOCK_LOAD_DIRECT>;
+  using BSr = cub::BlockStore<int, RT, 4, cub::BLOCK_STORE_DIRECT>;
+  using BS = cub::BlockScan<int, RT>;
+  __shared__ typename BS::TempStorage storage;
+  Running prefix{0};
+  int items[4];
+  for (long long start = 0; start < n; start += RT * 4) {
+    const int valid = int(n - start < RT * 4 ? n - start : RT * 4);
+    BLr().Load(in + start, items, valid, 0);
+    BS(storage).InclusiveSum(items, items, prefix);
+    __syncthreads();
+    BSr().Store(out + start, items, valid);
+  }
+}
+
+template <class F>
+float bench(F launch) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) launch();
+  float ms[15];
+  for (int r = 0; r < 15; ++r) {  // 10 back-to-back launches per sample, as on the Python side
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b); cudaEventElapsedTime(&ms[r], a, b); ms[r] /= 10;
+  }
+  for (int i = 0; i < 15; ++i) for (int j = i + 1; j < 15; ++j) if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
+  return ms[7];
+}
+
+int main() {
+  const size_t n = size_t(1) << 28;
+  int *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 0, n * 4);
+  const unsigned grid = unsigned(n / (T * K));
+  printf("{");
+#define RUN(name, A) printf("\"%s\": %f, ", name, bench([&] { tile_scan<cub::A><<<grid, T>>>(in, out); }));
+  RUN("raking", BLOCK_SCAN_RAKING)
+  RUN("raking_memoize", BLOCK_SCAN_RAKING_MEMOIZE)
+  RUN("warp_scans", BLOCK_SCAN_WARP_SCANS)
+  printf("\"warp\": %f, ", bench([&] { warp_tile_scan<<<grid, T>>>(in, out); }));
+  printf("\"running\": %f}\n", bench([&] { running_scan<<<1, RT>>>(in, out, 1ll << 24); }));
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+
+KERNEL_SOURCE = """
+import numpy as np
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+def make_tile(algorithm, items_per_thread):
+    @cuda.jit
+    def tile_scan(source, destination):
+        block = coop.this_block()
+        items = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(block, source, items, offset=offset, algorithm="warp_transpose")
+        sums = coop.inclusive_sum(block, items, algorithm=algorithm)
+        coop.store(block, destination, sums, offset=offset, algorithm="warp_transpose")
+    return tile_scan
+
+def make_warp(items_per_thread):
+    @cuda.jit
+    def warp_tile_scan(source, destination):
+        warp = coop.this_warp()
+        items = coop.ThreadData(items_per_thread)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+        coop.load(warp, source, items, offset=offset)
+        sums = coop.inclusive_sum(warp, items)
+        coop.store(warp, destination, sums, offset=offset)
+    return warp_tile_scan
+"""
+
+LATENCY_CODE = r"""
+import json, time, numpy as np
+t_import = time.perf_counter()
+from numba_cuda_mlir import cuda
+{coop_import}
+t_import = time.perf_counter() - t_import
+{kernel}
+src = cuda.to_device(np.ones(256 * 16 * 4, dtype=np.int32)); dst = cuda.device_array_like(src)
+cuda.synchronize()
+t0 = time.perf_counter(); k[4, 256](src, dst); cuda.synchronize(); first = time.perf_counter() - t0
+t0 = time.perf_counter(); k[4, 256](src, dst); cuda.synchronize(); second = time.perf_counter() - t0
+print(json.dumps({{"import_s": t_import, "first_launch_s": first, "second_launch_s": second}}))
+"""
+
+COOP_KERNEL = """
+@cuda.jit
+def k(source, destination):
+    block = coop.this_block()
+    items = coop.ThreadData(16)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * 16
+    coop.load(block, source, items, offset=offset, algorithm="warp_transpose")
+    sums = coop.inclusive_sum(block, items)
+    coop.store(block, destination, sums, offset=offset, algorithm="warp_transpose")
+"""
+
+PLAIN_KERNEL = """
+@cuda.jit
+def k(source, destination):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    destination[i] = source[i]
+"""
+
+
+def _example():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "running_scan.py"
+    spec = importlib.util.spec_from_file_location("coop_bench_running_scan", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def throughput(threads: int, items: int):
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_scan_kernels"))
+    rng = np.random.default_rng(0)
+    host = rng.integers(-100, 100, size=N, dtype=np.int32)
+    src = cuda.to_device(host)
+    dst = cuda.device_array(N, dtype=np.int32)
+    grid = N // (threads * items)
+    tile = threads * items
+    expected = np.cumsum(host[:tile * 8].reshape(8, tile), axis=1, dtype=np.int32).reshape(-1)
+    results = {}
+    for algo in ALGORITHMS:
+        kernel = ns["make_tile"](algo, items)
+        kernel[grid, threads](src, dst)
+        cuda.synchronize()
+        np.testing.assert_array_equal(dst[:tile * 8].copy_to_host(), expected, err_msg=algo)
+        results[algo] = time_kernel(lambda: kernel[grid, threads](src, dst))
+    warp = ns["make_warp"](items)
+    warp[grid, threads](src, dst)
+    cuda.synchronize()
+    wtile = 32 * items
+    wexpected = np.cumsum(host[:wtile * 8].reshape(8, wtile), axis=1, dtype=np.int32).reshape(-1)
+    np.testing.assert_array_equal(dst[:wtile * 8].copy_to_host(), wexpected, err_msg="warp")
+    results["warp"] = time_kernel(lambda: warp[grid, threads](src, dst))
+    example = _example()
+    running = example.running_inclusive_sum
+    rsrc, rdst = src[:RUNNING_N], dst[:RUNNING_N]
+    running[1, example.THREADS](rsrc, rdst, RUNNING_N)
+    cuda.synchronize()
+    np.testing.assert_array_equal(rdst.copy_to_host(), np.cumsum(host[:RUNNING_N], dtype=np.int32))
+    results["running"] = time_kernel(lambda: running[1, example.THREADS](rsrc, rdst, RUNNING_N),
+                                     repeat=5, batch=2)
+    try:
+        import torch
+
+        t = torch.from_numpy(host).cuda()
+        torch.cuda.synchronize()
+        results["torch.cumsum"] = time_kernel(lambda: torch.cumsum(t, 0))
+    except Exception as exc:  # torch missing or without CUDA
+        results["torch.cumsum"] = None
+        print(f"torch.cumsum not timed: {exc}")
+    return results
+
+
+def latency():
+    cache = tempfile.mkdtemp(prefix="coop-bench-cache-")
+    env = {"CUDA_COOP_CACHE_DIR": cache}
+    coop = "from cuda import coop"
+    cold = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
+    warm = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
+    plain = timed_subprocess(LATENCY_CODE.format(coop_import="", kernel=PLAIN_KERNEL), env)
+    return {"cold": cold, "warm_disk_cache": warm, "without_coop": plain}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--items", type=int, default=16)
+    args = parser.parse_args(argv)
+    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    report["coop_ms"] = throughput(args.threads, args.items)
+    if nvcc_path():
+        source = CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items))
+        exe = build_cuda(source, "tile_scan")
+        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["latency"] = latency()
+    print(f"\n1 GiB int32 tile-wise inclusive scan, {args.threads} threads x {args.items} items per thread")
+    print(f"{'kernel':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'CUB/coop':>9s} {'GB/s':>8s}")
+    cub = report.get("cub_ms", {})
+    torch_ms = report["coop_ms"].pop("torch.cumsum", None)
+    for name, ms in report["coop_ms"].items():
+        c = cub.get(name)
+        ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        nbytes = 2 * (RUNNING_N if name == "running" else N) * 4
+        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {nbytes / (ms * 1e-3) / 1e9:8.0f}")
+    if torch_ms:
+        print(f"{'torch.cumsum (whole array)':28s} {torch_ms:9.3f} {'':11s} {'':9s} "
+              f"{2 * N * 4 / (torch_ms * 1e-3) / 1e9:8.0f}")
+    report["coop_ms"]["torch.cumsum"] = torch_ms
+    print("(running: one block over 2^24 items; ratio > 1: cuda.coop is faster; the target is >= 0.97)")
+    lat = report["latency"]
+    print("\ncompile latency of the tile-scan kernel (seconds)")
+    for key, val in lat.items():
+        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
+              f"import {val['import_s']:.2f}")
+    write_results("scan", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
