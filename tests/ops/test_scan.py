@@ -9,7 +9,8 @@ aggregates and runtime ``valid_items`` (one value per block).  Outputs are
 poisoned first; results the reference marks undefined (items past
 ``valid_items``) are not compared.
 
-Kernels compiled per toolkit: 30 (matrix) + 2 (block shapes) + 2 (example).
+Kernels compiled per toolkit: 30 (matrix) + 2 (block shapes) + 2 (example) + 1 (explicit
+TempStorage: shared, exclusive and manual-sync storage reused by reductions and scans in a loop).
 ``tests/ops/test_scan_compile.py`` compiles a sample of the same kernels on CPU.
 """
 
@@ -288,6 +289,70 @@ def test_scan_matrix(dtype, ipt):
 def test_block_shapes(block, dtype, ipt):
     """Block scans with a thread count that is not a multiple of 32 (warp_scans falls back), and 3-D."""
     run_scan(dtype, ipt, block=block, cases=[c for c in scan_cases(dtype) if c.group == "block"], seed=3)
+
+
+TEMP_STORAGE_SOURCE = """
+@cuda.jit
+def kernel(src, sums, scans, n_tiles):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x
+    shared = coop.TempStorage()
+    exclusive = coop.TempStorage(sharing="exclusive")
+    manual = coop.TempStorage(auto_sync=False)
+    items = coop.ThreadData(4, dtype=np.int32)
+    for t in range(n_tiles):
+        tile = cuda.blockIdx.x * n_tiles + t
+        base = (tile * cuda.blockDim.x + tid) * 4
+        for i in range(4):
+            items[i] = src[base + i]
+        # Two collectives on one region (each ends with a barrier), then one slice per call,
+        # then a region whose barriers are ours.
+        total = coop.sum(block, items, temp_storage=shared, broadcast=True)
+        inc = coop.inclusive_sum(block, items, temp_storage=shared)
+        top = coop.reduce(block, items, binary_op="max", temp_storage=exclusive)
+        exc = coop.exclusive_sum(block, items, temp_storage=exclusive, algorithm="warp_scans")
+        low = coop.reduce(block, items, binary_op="min", temp_storage=manual, algorithm="raking")
+        cuda.syncthreads()
+        run = coop.inclusive_scan(block, items, scan_op="max", temp_storage=manual)
+        cuda.syncthreads()
+        row = tile * cuda.blockDim.x + tid
+        sums[row, 0] = total
+        sums[row, 1] = top
+        sums[row, 2] = low
+        for i in range(4):
+            scans[0, base + i] = inc[i]
+            scans[1, base + i] = exc[i]
+            scans[2, base + i] = run[i]
+"""
+
+
+def temp_storage_kernel():
+    return module_from_source(TEMP_STORAGE_SOURCE).kernel
+
+
+@pytest.mark.gpu
+def test_temp_storage_shared_exclusive_and_manual_sync_in_a_loop():
+    """Reductions and scans reuse explicit storage across loop iterations correctly."""
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(11)
+    blocks, tiles = 3, 4
+    n = blocks * tiles * BLOCK * 4
+    src = rng.integers(-1000, 1000, size=n).astype(np.int32)
+    sums = np.full((blocks * tiles * BLOCK, 3), -7, dtype=np.int32)
+    scans = np.full((3, n), -7, dtype=np.int32)
+    temp_storage_kernel()[blocks, BLOCK](src, sums, scans, tiles)
+    cuda.synchronize()
+    for tile in range(blocks * tiles):
+        slots = src[tile * BLOCK * 4:(tile + 1) * BLOCK * 4].reshape(BLOCK, 4)
+        rows = sums[tile * BLOCK:(tile + 1) * BLOCK]
+        assert (rows[:, 0] == slots.sum(dtype=np.int32)).all(), tile
+        assert rows[0, 1] == slots.max() and rows[0, 2] == slots.min(), tile
+        flat = slots.reshape(-1)
+        sl = slice(tile * BLOCK * 4, (tile + 1) * BLOCK * 4)
+        np.testing.assert_array_equal(scans[0, sl], np.cumsum(flat, dtype=np.int32))
+        np.testing.assert_array_equal(scans[1, sl], np.concatenate([[0], np.cumsum(flat, dtype=np.int32)[:-1]]))
+        np.testing.assert_array_equal(scans[2, sl], np.maximum.accumulate(flat))
 
 
 def load_example():

@@ -174,9 +174,12 @@ def test_gpu_matrix_kernels_compile(dtype, ipt):
     assert_inlined(kb)
 
 
-def test_gpu_block_shape_kernel_compiles():
-    cases = [c for c in gpu.scan_cases("float64") if c.group == "block"]
-    kb = _compile(gpu.scan_kernel("float64", cases), _gpu_argtypes("float64", 7), cc=(9, 0), block=(16, 4, 2))
+@pytest.mark.parametrize("dtype,ipt,block", [("float64", 7, (16, 4, 2)), ("int32", 4, (10, 5, 1))],
+                         ids=["3d", "50-threads"])
+def test_gpu_block_shape_kernels_compile(dtype, ipt, block):
+    """Also a block that is not whole warps: CUB's raking warp is then not a power of two."""
+    cases = [c for c in gpu.scan_cases(dtype) if c.group == "block"]
+    kb = _compile(gpu.scan_kernel(dtype, cases), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=block)
     assert_inlined(kb)
 
 
@@ -188,3 +191,27 @@ def test_running_scan_example_compiles(name):
                   block=example.THREADS)
     assert_inlined(kb)
     assert "bar.sync" in kb.ptx
+
+
+def test_explicit_temp_storage_layout():
+    """shared: one region as large as the largest call; exclusive: one slice per call site."""
+    import re
+
+    types = _types()
+    argtypes = (types.int32[::1], types.int32[:, ::1], types.int32[:, ::1], types.int64)
+
+    def regions(source):
+        kb = _compile(module_from_source(source).kernel, argtypes, cc=(9, 0), block=gpu.BLOCK)
+        assert_inlined(kb)
+        found = re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+cuda_coop_ts(\d+)_\w+\[(\d+)\]", kb.ptx)
+        # In constructor order: shared, exclusive, manual.
+        return [int(size) for _site, size in sorted(found, key=lambda f: int(f[0]))], kb
+
+    sizes, kb = regions(gpu.TEMP_STORAGE_SOURCE)
+    assert len(sizes) == 3 and min(sizes) > 0, sizes
+    shared_instead, _ = regions(gpu.TEMP_STORAGE_SOURCE.replace('sharing="exclusive"', 'sharing="shared"'))
+    # The same two calls: side by side (exclusive) take more than overlapped (shared).
+    assert sizes[1] > shared_instead[1], (sizes, shared_instead)
+    # auto_sync=False drops the two calls' trailing barriers; the kernel's own remain.
+    manual_auto, kb_auto = regions(gpu.TEMP_STORAGE_SOURCE.replace("TempStorage(auto_sync=False)", "TempStorage()"))
+    assert kb_auto.ptx.count("bar.sync") == kb.ptx.count("bar.sync") + 2
