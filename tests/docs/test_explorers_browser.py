@@ -149,6 +149,7 @@ def test_stage_buttons_and_play(page, explorer_pages, ident):
     step_to_end(page, ident)
     page.click(f'{_root(ident)} button[data-action="reset"]')
     assert state(page, ident)["stage"] == 0
+    page.evaluate("(sel) => document.querySelector(sel).setAttribute('data-coop-play-ms', '150')", _root(ident))
     page.click(f'{_root(ident)} button[data-action="play"]')
     page.wait_for_function("(sel) => +document.querySelector(sel).getAttribute('data-stage') === %d"
                            % (stages - 1), arg=_root(ident), timeout=4000 * stages)

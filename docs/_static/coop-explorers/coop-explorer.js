@@ -162,10 +162,13 @@
     if (this.stage >= this.scenario().stages.length - 1) this.setStage(0, false);
     this.btnPlay.textContent = "\u275a\u275a Pause";
     this.root.setAttribute("data-playing", "");
+    // data-coop-play-ms on the explorer overrides the pace (the browser tests use it).
+    var pace = +this.root.getAttribute("data-coop-play-ms") ||
+      (prefersReducedMotion() ? PLAY_MS * 1.5 : PLAY_MS);
     this.timer = window.setInterval(function () {
       if (self.stage >= self.scenario().stages.length - 1) { self.stop(); return; }
       self.setStage(self.stage + 1, true);
-    }, prefersReducedMotion() ? PLAY_MS * 1.5 : PLAY_MS);
+    }, pace);
   };
 
   Explorer.prototype.stop = function () {
