@@ -4,7 +4,7 @@
 
 For every explorer: it mounts without console errors and without any network request, its
 controls and stage buttons change the picture, clicking a value highlights exactly the
-cells that share its tokens, the reduced-motion preference turns the movement off, and a
+cells of earlier stages that fed it and of later stages that it went into, the reduced-motion preference turns the movement off, and a
 screenshot is saved to ``test-artifacts/explorers/<id>.png``.  Per family, following a value
 is also checked against the reference model (``cuda.coop.reference``) directly.
 """
@@ -87,13 +87,22 @@ def select(page, ident, control, value):
     page.select_option(f'{_root(ident)} select[data-control="{control}"]', str(value))
 
 
-def expected_highlight(scenario, stage, cell):
-    def toks(t):
-        return set() if t is None else set(t if isinstance(t, list) else [t])
+def _toks(t):
+    return set() if t is None else set(t if isinstance(t, list) else [t])
 
-    chosen = toks(scenario["stages"][stage]["t"][cell])
-    return sorted((si, ci) for si, st in enumerate(scenario["stages"])
-                  for ci, t in enumerate(st["t"]) if toks(t) & chosen)
+
+def expected_highlight(scenario, stage, cell):
+    """Earlier cells that fed the followed value, later cells it went into, equal cells in its stage."""
+    chosen = _toks(scenario["stages"][stage]["t"][cell])
+    out = []
+    for si, st in enumerate(scenario["stages"]):
+        for ci, t in enumerate(st["t"]):
+            mine = _toks(t)
+            if not mine:
+                continue
+            if (si < stage and mine <= chosen) or (si > stage and chosen <= mine) or (si == stage and mine == chosen):
+                out.append((si, ci))
+    return sorted(out)
 
 
 # ------------------------------------------------------------------------------------------
@@ -322,3 +331,70 @@ def test_store_follow_matches_reference(page, explorer_pages):
         where = np.flatnonzero(after == register[t, i])
         expected = [(0, t * 3 + i)] + [(1, int(j)) for j in where]
         assert highlighted(page, ident) == sorted(expected)
+
+
+@pytest.mark.skipif("exchange" not in DATASETS, reason="no exchange reference model")
+@pytest.mark.parametrize("group,width", [("block", None), ("warp4", 4)])
+def test_exchange_follow_matches_reference(page, explorer_pages, group, width):
+    from cuda.coop.reference import exchange as ref
+
+    ident, k = "exchange", 3
+    open_explorer(page, explorer_pages, ident, reduced_motion="reduce")
+    _set(page, ident, group=group, mode="striped_to_blocked", items=k)
+    step_to_end(page, ident)
+    gsize = 8 if width is None else width
+    src = ref.exchange_sources("striped_to_blocked", 8, k, group_width=width)  # [t, i] -> (t', i')
+    for t, i in ((0, 1), (3, 2), (6, 0)):
+        click_cell(page, ident, 0, t * k + i)
+        out = [(int(a), int(b)) for a in range(8) for b in range(k) if tuple(src[a, b]) == (t, i)]
+        assert len(out) == 1
+        group_start = (t // gsize) * gsize
+        position = group_start * k + int(ref.tile_positions("striped", gsize, k)[t - group_start, i])
+        expected = sorted([(0, t * k + i), (1, position), (2, out[0][0] * k + out[0][1])])
+        assert highlighted(page, ident) == expected
+
+
+@pytest.mark.skipif("scan" not in DATASETS, reason="no scan reference model")
+def test_scan_follow_shows_what_each_result_combines(page, explorer_pages):
+    ident, k = "scan", 2
+    open_explorer(page, explorer_pages, ident, reduced_motion="reduce")
+    _set(page, ident, group="block", mode="inclusive", op="sum", items=k, extra="none")
+    step_to_end(page, ident)
+    n = 8 * k
+    for p in (0, 5, n - 1):
+        click_cell(page, ident, 1, p)  # result p combines inputs 0..p
+        expected = [(0, q) for q in range(p + 1)] + [(1, p)]
+        assert highlighted(page, ident) == sorted(expected)
+    click_cell(page, ident, 0, 3)  # input 3 goes into results 3..n-1
+    assert highlighted(page, ident) == sorted([(0, 3)] + [(1, r) for r in range(3, n)])
+
+
+@pytest.mark.skipif("reduce" not in DATASETS, reason="no reduce reference model")
+def test_reduce_follow_shows_every_contributor(page, explorer_pages):
+    ident, k = "reduce", 3
+    open_explorer(page, explorer_pages, ident, reduced_motion="reduce")
+    _set(page, ident, group="warp4", op="sum", items=k, tile="partial", broadcast="rank0")
+    step_to_end(page, ident)
+    tile = 4 * k
+    valid = tile - tile // 3
+    click_cell(page, ident, 1, 4)  # the result of warp 1 (its lane 0)
+    expected = [(0, 4 * k + j) for j in range(valid)] + [(1, 4)]
+    assert highlighted(page, ident) == sorted(expected)
+
+
+@pytest.mark.skipif("histogram" not in DATASETS, reason="no histogram reference model")
+def test_histogram_follow_matches_reference(page, explorer_pages):
+    from cuda.coop.reference import histogram as ref
+
+    ident, k, bins = "histogram", 2, 10
+    open_explorer(page, explorer_pages, ident, reduced_motion="reduce")
+    _set(page, ident, bins=bins, items=k, tile="full", layout="blocked")
+    step_to_end(page, ident)
+    samples = np.array(DATASETS[ident]["scenarios"][f"{bins}|{k}|full|blocked"]["stages"][0]["v"],
+                       dtype=int).reshape(8, k)
+    counted = ref.counted_mask(samples, bins)
+    for b in (3, 9):
+        t, slot = b % 8, b // 8
+        click_cell(page, ident, 1, t * 2 + slot)  # 2 counters per thread for 10 bins
+        expected = [(0, a * k + j) for a in range(8) for j in range(k) if counted[a, j] and samples[a, j] == b]
+        assert highlighted(page, ident) == sorted(expected + [(1, t * 2 + slot)])

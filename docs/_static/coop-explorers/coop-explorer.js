@@ -8,8 +8,9 @@
  *
  * Each <div data-coop-explorer="id"> is replaced by: the controls (selects), a stage bar
  * (reset, back, step, play), the call, an SVG of the stages up to the current one, and
- * the notes.  Clicking (or Enter on) a cell follows its value: every cell sharing one of
- * its tokens is highlighted in every stage.  prefers-reduced-motion turns off the movement.
+ * the notes.  Clicking (or Enter on) a cell follows its value: the cells of earlier stages
+ * that fed it and the cells of later stages it went into are highlighted.
+ * prefers-reduced-motion turns off the movement.
  */
 (function () {
   "use strict";
@@ -41,9 +42,18 @@
     return Array.isArray(t) ? t : [t];
   }
 
-  function intersects(a, set) {
-    for (var i = 0; i < a.length; i++) if (set.has(a[i])) return true;
-    return false;
+  // Following: in an earlier stage, the cells that fed the followed value (their tokens are
+  // among its tokens); in a later stage, the cells it went into (their tokens include all of
+  // its tokens); in its own stage, the cells holding the same value.  For moved values (one
+  // token each) all three mean equal tokens.
+  function related(toks, si, followed) {
+    if (!toks.length) return false;
+    var inside = toks.every(function (t) { return followed.set.has(t); });
+    var mine = new Set(toks);
+    var covers = followed.tokens.every(function (t) { return mine.has(t); });
+    if (si < followed.si) return inside;
+    if (si > followed.si) return covers;
+    return inside && covers;
   }
 
   // The stage whose cells a stage's lines and movement come from: "from", else the previous one.
@@ -455,12 +465,12 @@
 
   Explorer.prototype.applyFollow = function () {
     var sc = this.scenario(), self = this, f = this.follow;
-    var set = new Set(f ? f.tokens : []);
+    var followed = { set: new Set(f ? f.tokens : []), tokens: f ? f.tokens : [], si: f ? f.si : 0 };
     var hits = [];
     this.cellNodes.forEach(function (nodes, si) {
       var st = sc.stages[si];
       nodes.forEach(function (node, ci) {
-        var on = !!f && intersects(tokensOf(st.t[ci]), set);
+        var on = !!f && related(tokensOf(st.t[ci]), si, followed);
         node.classList.toggle("coop-hl", on);
         node.classList.toggle("coop-faded", !!f && !on);
         node.classList.toggle("coop-selected", !!f && f.si === si && f.ci === ci);
@@ -470,8 +480,8 @@
     this.links.forEach(function (layer, li) {
       var st = sc.stages[li + 1], prev = sc.stages[sourceOf(st, li + 1)];
       Array.prototype.forEach.call(layer.childNodes, function (p) {
-        var on = !!f && intersects(tokensOf(prev.t[+p.getAttribute("data-from")]), set) &&
-                 intersects(tokensOf(st.t[+p.getAttribute("data-to")]), set);
+        var on = !!f && related(tokensOf(prev.t[+p.getAttribute("data-from")]), sourceOf(st, li + 1), followed) &&
+                 related(tokensOf(st.t[+p.getAttribute("data-to")]), li + 1, followed);
         p.classList.toggle("coop-link-hl", on);
         p.classList.toggle("coop-faded", !!f && !on);
       });
