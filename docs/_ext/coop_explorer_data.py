@@ -583,10 +583,6 @@ _RADIX_KEYS = np.array([45, 12, 63, 7, 28, 12, 50, 33, 1, 58, 22, 40, 17, 9, 36,
                         26, 3, 44, 55, 19, 30, 12, 48, 5, 39, 60, 14, 27, 52, 8, 34], dtype=np.uint8)
 
 
-def _keys_labels(values_name, keys, k):
-    return [[f"thread {t} slot {i}: {values_name} {keys[t, i]}" for i in range(k)] for t in range(THREADS)]
-
-
 def build_merge_sort():
     ref = _reference("merge_sort")
     controls = [
@@ -693,14 +689,14 @@ def build_radix():
         keys = _RADIX_KEYS[:n].reshape(THREADS, k)
         desc = order == "descending"
         tokens = np.arange(n).reshape(THREADS, k).tolist()
-        labels = [[f"key {keys[t, i]} = 0b{int(keys[t, i]):06b}" for i in range(k)] for t in range(THREADS)]
+        labels = [[f"thread {t} slot {i}: key {keys[t, i]} = 0b{int(keys[t, i]):06b}" for i in range(k)] for t in range(THREADS)]
         stages = [threads_stage("keys (blocked)", keys, tokens, labels=labels)]
         if op == "rank":
             if bits == 6 or bits > 8:
                 continue
             ranks = ref.radix_rank(keys, begin_bit=0, radix_bits=bits, descending=desc)
             digit = ref.digits(keys, 0, bits)
-            lab = [[f"key {keys[t, i]}: digit {int(digit[t, i])} (bits 0-{bits - 1}), rank {ranks[t, i]}"
+            lab = [[f"thread {t} slot {i}: key {keys[t, i]}, digit {int(digit[t, i])} (bits 0-{bits - 1}), rank {ranks[t, i]}"
                     for i in range(k)] for t in range(THREADS)]
             stages.append(threads_stage(f"ranks by the digit of bits 0..{bits - 1}", ranks, tokens, labels=lab))
             tile_keys = np.empty(n, dtype=keys.dtype)
@@ -729,7 +725,7 @@ def build_radix():
                                               blocked_to_striped=True)
                     tok = where.reshape(k, THREADS).T
                 assert (keys.reshape(-1)[tok.reshape(-1)] == slots.reshape(-1)).all()
-                lab = [[f"key {slots[t, i]} = 0b{int(slots[t, i]):06b}" for i in range(k)] for t in range(THREADS)]
+                lab = [[f"thread {t} slot {i}: key {slots[t, i]} = 0b{int(slots[t, i]):06b}" for i in range(k)] for t in range(THREADS)]
                 title = (f"pass {j + 1}: stably sorted by bits {lo}..{hi - 1}" +
                          (f" (so by bits 0..{hi - 1})" if lo else "") if not last else "sorted keys (" + ("striped" if striped else "blocked") + ")")
                 stages.append(threads_stage(title, slots, tok.tolist(), labels=lab))
