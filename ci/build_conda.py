@@ -50,6 +50,7 @@ def expected_depends(row: dict, project: dict) -> set[str]:
         f"cuda-cccl >={row['ctk_cccl']},<{major + 1}",
         "cuda-nvrtc",
         "libnvjitlink",
+        "cuda-cudart-dev",
     }
     return deps
 

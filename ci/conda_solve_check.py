@@ -47,6 +47,7 @@ def stub_specs(pins: dict) -> list[tuple[str, str, list[str]]]:
             ("cuda-cccl", ctk_cccl, [f"cuda-version >={minor},<{nxt}", f"cccl =={cccl}"]),
             ("cuda-nvrtc", f"{minor}.1", [f"cuda-version >={minor},<{nxt}"]),
             ("libnvjitlink", f"{minor}.1", [f"cuda-version >={minor},<{nxt}"]),
+            ("cuda-cudart-dev", f"{minor}.1", [f"cuda-version >={minor},<{nxt}"]),
         ]
     stubs += [("cuda-bindings", "12.9.4", ["cuda-version >=12,<13"]),
               ("cuda-bindings", "13.0.3", ["cuda-version >=13,<14"])]

@@ -29,14 +29,15 @@ __all__ = ["BuildResult", "build_providers", "NVRTC_OPTIONS", "arch_for_cc"]
 
 ISSUES_URL = "https://github.com/cuda-coop/cuda-coop/issues"
 
-# Half-precision support is compiled out: cuda-coop payloads never use it, and
-# skipping those headers saves about a tenth of the NVRTC time.
+# bfloat16 support is compiled out: cuda-coop payloads never use it and skipping
+# cuda_bf16.h saves NVRTC time.  float16 must stay: with both compiled out, CCCL
+# 2.8/3.0 enable their SIMD ThreadReduce path for every type (an #if chain without
+# an #else in thread_reduce.cuh), which reaches an assert(false) stub and traps.
 NVRTC_OPTIONS = (
     "-std=c++17",
     "-rdc=true",
     "-dlto",
     "-DCCCL_DISABLE_BF16_SUPPORT",
-    "-DCCCL_DISABLE_FP16_SUPPORT",
 )
 
 
@@ -62,7 +63,7 @@ def _options(arch: str, include_dirs) -> list:
 def build_providers(providers, arch: str) -> BuildResult:
     tc = toolchain()
     source = render_translation_unit(providers)
-    options = _options(arch, tc.cccl_include_dirs)
+    options = _options(arch, tc.include_dirs)
     # Include paths are covered by the toolchain identity (CCCL version and version
     # header digest); leaving them out keeps keys stable across install locations.
     key = hashlib.sha256("\n".join([

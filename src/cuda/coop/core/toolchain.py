@@ -34,6 +34,8 @@ class Toolchain:
     cccl_include_dirs: tuple  # of str, in search order
     cccl_found_via: str
     nvrtc_path: str
+    cuda_include_dir: str = ""  # the CUDA runtime headers (cuda_fp16.h, ...) of NVRTC's toolkit
+    cudart_version: tuple = ()
 
     @property
     def cuda_major(self) -> int:
@@ -51,13 +53,21 @@ class Toolchain:
             f"cccl={self.cccl_version}",
             f"cccl_dirs={self.cccl_include_dirs}",
             f"cccl_stamp={_version_header_stamp(self.cccl_include_dirs)}",
+            f"cudart={self.cudart_version}",
         ]
         return "\n".join(parts)
 
+    @property
+    def include_dirs(self) -> tuple:
+        """NVRTC's include path: the CCCL headers first, then the CUDA runtime headers."""
+        return (*self.cccl_include_dirs, self.cuda_include_dir) if self.cuda_include_dir else self.cccl_include_dirs
+
     def describe(self) -> str:
+        cudart = ".".join(map(str, self.cudart_version)) or "?"
         return (f"NVRTC {'.'.join(map(str, self.nvrtc_version))}, nvJitLink "
                 f"{'.'.join(map(str, self.nvjitlink_version))}, CCCL {self.cccl_version_str} "
-                f"({self.cccl_include_dirs[0]}, found via {self.cccl_found_via})")
+                f"({self.cccl_include_dirs[0]}, found via {self.cccl_found_via}), CUDA headers "
+                f"{cudart} ({self.cuda_include_dir})")
 
 
 def parse_cccl_version(include_dir) -> tuple:
@@ -129,6 +139,40 @@ def _nvrtc_path() -> str:
         return "?"
 
 
+def _cuda_headers(nvrtc_version) -> tuple:
+    """The CUDA runtime headers of NVRTC's toolkit (CCCL includes cuda_fp16.h from there).
+
+    They must come from the same CUDA major as NVRTC: a CUDA 12 environment on a
+    machine with a system CUDA 13 must not see CUDA 13's headers (NVRTC 12.9 fails
+    on them).  Without them CCCL compiles half-precision support out, and CCCL 2.8
+    and 3.0 then misroute ``cub::ThreadReduce`` of 4+ items to a trapping SIMD stub.
+    """
+    try:
+        from cuda import pathfinder
+
+        located = pathfinder.locate_nvidia_header_directory("cudart")
+    except Exception as exc:
+        raise HeaderResolutionError(f"cuda-pathfinder could not locate the CUDA runtime headers: {exc}") from exc
+    if located is None:
+        raise HeaderResolutionError(
+            "no CUDA runtime headers (cuda_runtime_api.h, cuda_fp16.h) found; install them with "
+            f"pip install 'cuda-coop[numba-cuda-mlir-cu{nvrtc_version[0]}]' (nvidia-cuda-runtime) or "
+            "conda's cuda-cudart-dev"
+        )
+    directory = str(located.abs_path)
+    text = (Path(directory) / "cuda_runtime_api.h").read_text(errors="replace")
+    m = re.search(r"#\s*define\s+CUDART_VERSION\s+(\d+)", text)
+    version = (int(m.group(1)) // 1000, int(m.group(1)) % 1000 // 10) if m else (0, 0)
+    if version[0] != nvrtc_version[0]:
+        raise ToolkitMismatchError(
+            f"NVRTC is CUDA {nvrtc_version[0]}.{nvrtc_version[1]} but the CUDA runtime headers found "
+            f"are CUDA {version[0]}.{version[1]} at {directory} (found via "
+            f"{getattr(located, 'found_via', '?')}); install the headers of CUDA {nvrtc_version[0]} "
+            f"(pip install 'cuda-coop[numba-cuda-mlir-cu{nvrtc_version[0]}]')"
+        )
+    return directory, version
+
+
 def _expected_cccl_major(cuda_major: int) -> int:
     # The CCCL that ships with each toolkit: CUDA 12.x -> CCCL 2.x, CUDA 13.x -> 3.x.
     return cuda_major - 10
@@ -174,7 +218,10 @@ def _toolchain_cached(override: str | None) -> Toolchain:
                 f"or conda's cuda-cccl with cuda-version {nvrtc_version[0]}.*), or point "
                 "CUDA_COOP_CCCL_ROOT at the CCCL you mean to use"
             )
+    cuda_dir, cudart_version = _cuda_headers(nvrtc_version)
     return Toolchain(
+        cuda_include_dir=cuda_dir,
+        cudart_version=cudart_version,
         nvrtc_version=nvrtc_version,
         nvjitlink_version=nvjitlink_version,
         cccl_version=cccl,

@@ -97,33 +97,6 @@ HEADERS = (
 OUTPUT_LAYOUTS = ("striped", "blocked")
 
 
-def threadreduce_needs_wrapper(op, dtype: np.dtype) -> bool:
-    """Whether CUB must not see this libcu++ functor where it folds arrays with ThreadReduce.
-
-    CUB's ``ThreadReduce`` (CCCL 2.8 and 3.0, ``enable_sm80_simd_reduction``)
-    tests the element type only inside an ``#if`` chain on fp16/bf16 support.
-    Under NVRTC here neither is available (``cuda_fp16.h`` is not on its include
-    path), so ``plus``/``multiplies``/``minimum``/``maximum`` over 4+ items of
-    these types dispatch to an ``assert(false)`` SIMD stub: a device trap (a
-    wrong result with NDEBUG).  The arrays it handles before that test (64-bit
-    types, int32/uint32 sums) and its genuine int16/uint16 min/max SIMD path are
-    safe.  Callers that reach ThreadReduce (BlockReduce ``raking_commutative_only``
-    on its raking segments, BlockScan's array overloads) pass a wrapper type
-    instead, which ThreadReduce folds sequentially, as it does user operators.
-    Revisit when CCCL tests the type in the chain's fall-through.
-    """
-    if op not in ("sum", "prod", "min", "max") or dtype.itemsize >= 8:
-        return False
-    if op == "sum" and dtype.name in ("int32", "uint32"):
-        return False
-    return not (op in ("min", "max") and dtype.name in ("int16", "uint16"))
-
-
-# The wrapper of threadreduce_needs_wrapper: same operation, a type CUB does not recognize.
-SEQ_OP_DECL = ("struct SeqOp { __device__ __forceinline__ T operator()(const T& a, const T& b) const "
-               "{ return Op{}(a, b); } };")
-
-
 def operator_functor(op) -> str:
     """The C++ functor expression of a canonical operator, or the callback wrapper."""
     if isinstance(op, DeviceFunctionArg):
@@ -421,10 +394,6 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     is_sum = op == "sum"
     body = ["const Op op{};", "(void)op;"]
     cub_op = "op"
-    if algo_name == "raking_commutative_only" and threadreduce_needs_wrapper(op, np.dtype(dtype_name)):
-        decls.append(SEQ_OP_DECL)
-        body.append("const SeqOp seq{};")
-        cub_op, is_sum = "seq", False
     if passing == "payload":
         body.append("const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);")
     else:

@@ -394,12 +394,6 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         if has_agg:
             body.append("T agg;")
         fn = "op"
-        # The array overloads fold each thread's items with CUB's ThreadReduce (see
-        # reduce.threadreduce_needs_wrapper for the CCCL bug this avoids).
-        if items >= 4 and _reduce.threadreduce_needs_wrapper(op, np.dtype(dtype_name)):
-            decls.append(_reduce.SEQ_OP_DECL)
-            body.append("const SeqOp seq{};")
-            fn, sum_entry = "seq", False
         if mode == "inclusive":
             call = (f"InclusiveSum({src}, {dst}{tail})" if sum_entry
                     else f"InclusiveScan({src}, {dst}, {fn}{tail})")
