@@ -50,6 +50,14 @@ def main(argv=None) -> int:
             for l in text.splitlines():
                 if l.startswith(("FAILED", "ERROR")):
                     print("   ", l)
+    # One file with every shard's failures (device runs return only a few files).
+    with open(log_dir / "failures.log", "w") as merged:
+        for i, _proc, _log in procs:
+            text = (log_dir / f"shard-{i}.log").read_text()
+            start = text.find("= FAILURES =")
+            if start >= 0:
+                end = text.find("short test summary info", start)
+                merged.write(f"##### shard {i}\n{text[start:end if end > 0 else None]}\n")
     errors = totals["error"] + totals["errors"]
     print(f"GPU tests: {totals['passed']} passed, {totals['failed']} failed, {errors} errors, "
           f"{totals['skipped']} skipped in {time.time() - t0:.0f} s over {args.jobs} shards")
