@@ -222,3 +222,43 @@ def test_items_per_thread_and_dtype_sources(name):
     expected = {"from_global": 4, "from_literal": 3, "from_closure": 5, "dtype_from_store_destination": 2,
                 "dtype_from_slice": 2}[name]
     assert loads == expected, kb.ptx[-2000:]
+
+
+DEVICE_HELPERS = """
+@cuda.jit(device=True)
+def helper(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items, algorithm="transpose")
+    coop.store(coop.this_block(), dst, items, algorithm="transpose")
+
+@cuda.jit(device=True, inline="never")
+def separate(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items, algorithm="transpose")
+
+@cuda.jit
+def uses_helper(src, dst):
+    helper(src, dst)
+
+@cuda.jit
+def uses_separate(src, dst):
+    separate(src, dst)
+"""
+
+
+def test_device_function_helpers_are_specialized_with_their_kernel():
+    types = _types()
+    module = module_from_source(DEVICE_HELPERS)
+    small = _compile(module.uses_helper, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    large = _compile(module.uses_helper, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=256)
+    assert large.shared_bytes() > small.shared_bytes() > 0
+
+
+def test_device_function_compiled_on_its_own_is_refused():
+    import cuda.coop as coop
+
+    types = _types()
+    module = module_from_source(DEVICE_HELPERS)
+    with pytest.raises(coop.UnknownBlockDimensionError) as info:
+        _compile(module.uses_separate, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    assert "inline='never'" in str(info.value) and "inline='always'" in str(info.value)

@@ -13,6 +13,7 @@ ENV = {
     "CUDA_COOP_CACHE_DIR": "directory of the on-disk provider cache",
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
+    "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile), 1 or 0",
 }
 
 _FALSY = {"", "0", "false", "no", "off"}

@@ -89,14 +89,20 @@ class KernelState:
         first = next(iter(self.calls.values()))
         config = C.require_launch_config(lower)
         if config is None:
-            where = "a device function" if C.is_device_compile(lower) else "this kernel"
-            exc = UnknownBlockDimensionError(
-                f"{first.plan.call}: the thread block shape is not known when compiling {where}; "
-                "cuda.coop specializes kernels per block shape. Launch it as kernel[grid, block](...), "
-                "or compile it with cuda.coop.numba_mlir.compile_cubin(kernel, argtypes, cc=..., "
-                "block=...); a device function that calls cuda.coop must be "
-                "@cuda.jit(device=True, inline='always')"
-            )
+            if C.is_device_compile(lower):
+                exc = UnknownBlockDimensionError(
+                    f"{first.plan.call}: this device function is compiled on its own (inline='never'), "
+                    "so the block shape of the kernel that calls it is unknown; cuda.coop calls must be "
+                    "inlined into their kernel: drop inline='never' (device functions are inlined by "
+                    "default) or pass inline='always'"
+                )
+            else:
+                exc = UnknownBlockDimensionError(
+                    f"{first.plan.call}: the thread block shape is not known when compiling this kernel; "
+                    "cuda.coop specializes kernels per block shape. Launch it as kernel[grid, block](...), "
+                    "or compile it with cuda.coop.numba_mlir.compile_cubin(kernel, argtypes, cc=..., "
+                    "block=...)"
+                )
             _raise_at_site(exc, first.site)
         block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
         chip = C.target_chip(lower)
