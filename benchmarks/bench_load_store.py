@@ -181,8 +181,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=256)
     parser.add_argument("--items", type=int, default=16)
+    parser.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
     args = parser.parse_args(argv)
     report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    if args.latency_only:
+        report["latency"] = latency()
+        for key, val in report["latency"].items():
+            print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
+                  f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
+                  f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
+        write_results("load_store_latency", report)
+        return report
     report["coop_ms"] = throughput(args.threads, args.items)
     if nvcc_path():
         exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
