@@ -17,6 +17,7 @@ _DIR = Path(tempfile.mkdtemp(prefix="coop-genkernels-"))
 _MODULES: dict = {}
 
 HEADER = """\
+import math
 import numpy as np
 from numba_cuda_mlir import cuda
 from cuda import coop
