@@ -117,9 +117,10 @@ else
 fi
 probe mismatch "B: no CCCL wheel, CUDA_HOME=$cuda13" "$b_cccl" CUDA_HOME="$cuda13" CUDA_PATH="$cuda13"
 
-# C: the pinned wheel wins over CUDA_HOME
-if "$venv/bin/python" -m pip install "$cccl_pkg==$ctk_cccl" >> "$log" 2>&1; then
-  probe ok "C: with $cccl_pkg==$ctk_cccl, CUDA_HOME=$cuda13" - CUDA_HOME="$cuda13" CUDA_PATH="$cuda13"
+# C: the pinned wheels (CCCL, and the CUDA runtime headers that the extra's
+# cuda-toolkit[cudart] brings) win over CUDA_HOME
+if "$venv/bin/python" -m pip install "$cccl_pkg==$ctk_cccl" "nvidia-cuda-runtime-cu12==$minor12.*" >> "$log" 2>&1; then
+  probe ok "C: with $cccl_pkg==$ctk_cccl and the CUDA $minor12 runtime headers, CUDA_HOME=$cuda13" - CUDA_HOME="$cuda13" CUDA_PATH="$cuda13"
 else
   result FAIL "C: install $cccl_pkg==$ctk_cccl" "log: $log"
 fi
