@@ -69,7 +69,14 @@ run_major() {
   export PYTEST_ADDOPTS="-p coop_ci${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}"
   export COOP_PYTEST_COUNTS="$results/pytest-cu$major.json"
   rm -f "$COOP_PYTEST_COUNTS"
-  if [ "$mode" = cpu ]; then export COOP_REQUIRE_GPU=0; else export COOP_REQUIRE_GPU=1; fi
+  if [ "$mode" = cpu ]; then
+    export COOP_REQUIRE_GPU=0
+    # The CPU suite is NVRTC/LTO-bound and single-threaded per process: one
+    # pytest-xdist worker per core (the `test` extra brings xdist) keeps CI short.
+    export PYTEST_ADDOPTS="$PYTEST_ADDOPTS -n ${COOP_PYTEST_WORKERS:-$(nproc)}"
+  else
+    export COOP_REQUIRE_GPU=1
+  fi
 
   # prints `toolchain cuXX: <toolchain().describe()>`, then checks it against ci/pins.toml
   if python ci/check_headers.py --cuda "$major"; then
