@@ -14,13 +14,12 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (build_cuda, import_source, launch_overhead_us, nvcc_path, time_kernel,  # noqa: E402
-                    timed_subprocess, write_results)
+from common import (compile_latency, build_cuda, import_source, launch_overhead_us, nvcc_path, time_kernel,  # noqa: E402
+                    write_results)
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
 N = 1 << 28  # int32 elements = 1 GiB
@@ -168,13 +167,7 @@ def throughput(threads: int, items: int):
 
 
 def latency():
-    cache = tempfile.mkdtemp(prefix="coop-bench-cache-")
-    env = {"CUDA_COOP_CACHE_DIR": cache}
-    coop = "from cuda import coop"
-    cold = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
-    warm = timed_subprocess(LATENCY_CODE.format(coop_import=coop, kernel=COOP_KERNEL), env)
-    plain = timed_subprocess(LATENCY_CODE.format(coop_import="", kernel=PLAIN_KERNEL), env)
-    return {"cold": cold, "warm_disk_cache": warm, "without_coop": plain}
+    return compile_latency(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL)
 
 
 def main(argv=None):

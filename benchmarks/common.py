@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["nvcc_path", "build_cuda", "run_json", "time_kernel", "write_results", "cccl_include"]
+__all__ = ["nvcc_path", "build_cuda", "run_json", "time_kernel", "write_results", "cccl_include",
+           "compile_latency"]
 
 
 def nvcc_path() -> str | None:
@@ -122,3 +123,17 @@ def timed_subprocess(code: str, env=None) -> dict:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["process_s"] = time.perf_counter() - t0
     return result
+
+
+def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str) -> dict:
+    """First-launch latency in fresh processes: empty provider cache, warm cache, no cuda.coop.
+
+    ``code_template`` is a script with ``{coop_import}`` and ``{kernel}`` fields that
+    prints one JSON line; the three runs share one temporary provider cache.
+    """
+    env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")}
+    coop = "from cuda import coop"
+    cold = timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env)
+    warm = timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env)
+    plain = timed_subprocess(code_template.format(coop_import="", kernel=plain_kernel), env)
+    return {"cold": cold, "warm_disk_cache": warm, "without_coop": plain}

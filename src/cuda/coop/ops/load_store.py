@@ -26,7 +26,6 @@ from ._spec import (
     LaunchFacts,
     OpSpec,
     PayloadArg,
-    PayloadResult,
     StorageNeed,
 )
 

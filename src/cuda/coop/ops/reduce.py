@@ -21,7 +21,6 @@ from .._dtypes import cxx_type, is_integer
 from .._errors import (
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
-    InvalidGroupError,
     UnsupportedAlgorithmForGroupError,
     UnsupportedBlockShapeError,
     UnsupportedDtypeError,
@@ -40,7 +39,6 @@ from ._spec import (
     OpSpec,
     PayloadArg,
     PayloadResult,
-    ScalarArg,
     ScalarResult,
     StorageNeed,
     describe,

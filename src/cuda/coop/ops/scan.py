@@ -31,7 +31,6 @@ from ._spec import (
     Callback,
     CallPlan,
     CppProvider,
-    DeviceFunctionArg,
     LaunchFacts,
     OpSpec,
     PayloadArg,

@@ -26,7 +26,7 @@ from ...ops._registry import all_specs
 from . import _compat as C
 from .callbacks import resolve_callbacks
 from .rewrite import HIDDEN_KEYWORDS, SITES
-from .types import GroupType, ThreadDataType, numba_type_of_dtype
+from .types import ThreadDataType, numba_type_of_dtype
 from .typing import GROUP_BY_KEY, plan_call
 
 types = C.types
