@@ -80,17 +80,7 @@ __global__ void warp_exchange(const int* in, int* out) {
 template <typename K>
 float bench(K kernel, const int* in, int* out, size_t n) {
   dim3 grid(unsigned(n / TILE));
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) kernel<<<grid, BT>>>(in, out);
-  float t[20];
-  for (int r = 0; r < 20; ++r) {  // 10 back-to-back launches per sample, as on the Python side
-    cudaEventRecord(a);
-    for (int k = 0; k < 10; ++k) kernel<<<grid, BT>>>(in, out);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
-  }
-  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
-  return 0.5f * (t[9] + t[10]);
+  return coop_bench::median_ms([&] { kernel<<<grid, BT>>>(in, out); }, 20);
 }
 
 int main() {

@@ -88,28 +88,13 @@ __global__ void composite(const unsigned char* in, unsigned* out, long long n) {
 template <typename Kernel>
 float bench(Kernel kernel, int grid, const unsigned char* in, unsigned* out, long long n,
             const std::vector<unsigned>& expected) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   cudaMemset(out, 0, BINS * sizeof(unsigned));
   kernel<<<grid, T>>>(in, out, n);
   std::vector<unsigned> got(BINS);
   cudaMemcpy(got.data(), out, BINS * sizeof(unsigned), cudaMemcpyDeviceToHost);
   if (got != expected) { fprintf(stderr, "wrong histogram\n"); exit(2); }
-  // The counters keep accumulating: only timing from here on.  3 warm-up launches,
-  // then 15 samples of 10 back-to-back launches each, as common.time_kernel does.
-  for (int r = 0; r < 3; ++r) kernel<<<grid, T>>>(in, out, n);
-  float ms[15];
-  for (int r = 0; r < 15; ++r) {
-    cudaEventRecord(a);
-    for (int k = 0; k < 10; ++k) kernel<<<grid, T>>>(in, out, n);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    cudaEventElapsedTime(&ms[r], a, b);
-    ms[r] /= 10;
-  }
-  for (int i = 0; i < 15; ++i)
-    for (int j = i + 1; j < 15; ++j)
-      if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
-  return ms[7];
+  // The counters keep accumulating: only timing from here on.
+  return coop_bench::median_ms([&] { kernel<<<grid, T>>>(in, out, n); });
 }
 
 int main(int argc, char** argv) {

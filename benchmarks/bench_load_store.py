@@ -45,18 +45,7 @@ __global__ void copy_tile(const int* in, int* out) {
 template <int BT, int IPT, cub::BlockLoadAlgorithm LA, cub::BlockStoreAlgorithm SA>
 float bench(const int* in, int* out, size_t n) {
   dim3 grid(unsigned(n / (BT * IPT)));
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) copy_tile<BT, IPT, LA, SA><<<grid, BT>>>(in, out);
-  float best[20];
-  for (int r = 0; r < 20; ++r) {  // 10 back-to-back launches per sample, as on the Python side
-    cudaEventRecord(a);
-    for (int k = 0; k < 10; ++k) copy_tile<BT, IPT, LA, SA><<<grid, BT>>>(in, out);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b); cudaEventElapsedTime(&best[r], a, b); best[r] /= 10;
-  }
-  // median of 20
-  for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (best[j] < best[i]) { float t = best[i]; best[i] = best[j]; best[j] = t; }
-  return 0.5f * (best[9] + best[10]);
+  return coop_bench::median_ms([&] { copy_tile<BT, IPT, LA, SA><<<grid, BT>>>(in, out); }, 20);
 }
 
 int main() {

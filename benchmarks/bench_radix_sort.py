@@ -85,18 +85,7 @@ __global__ void sort_tile(const unsigned* in, const unsigned* vin, unsigned* out
 template <int CASE>
 float bench(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vout, size_t n) {
   dim3 grid(unsigned(n / TILE));
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) sort_tile<CASE><<<grid, BT>>>(in, vin, out, vout);
-  float t[15];
-  for (int r = 0; r < 15; ++r) {  // 10 back-to-back launches per sample, as on the Python side
-    cudaEventRecord(a);
-    for (int k = 0; k < 10; ++k) sort_tile<CASE><<<grid, BT>>>(in, vin, out, vout);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b); cudaEventElapsedTime(&t[r], a, b); t[r] /= 10;
-  }
-  for (int i = 0; i < 15; ++i)
-    for (int j = i + 1; j < 15; ++j) if (t[j] < t[i]) { float s = t[i]; t[i] = t[j]; t[j] = s; }
-  return t[7];
+  return coop_bench::median_ms([&] { sort_tile<CASE><<<grid, BT>>>(in, vin, out, vout); });
 }
 
 int main() {

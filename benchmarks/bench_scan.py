@@ -94,19 +94,7 @@ __global__ void running_scan(const int* in, int* out, long long n) {
 }
 
 template <class F>
-float bench(F launch) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) launch();
-  float ms[15];
-  for (int r = 0; r < 15; ++r) {  // 10 back-to-back launches per sample, as on the Python side
-    cudaEventRecord(a);
-    for (int k = 0; k < 10; ++k) launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b); cudaEventElapsedTime(&ms[r], a, b); ms[r] /= 10;
-  }
-  for (int i = 0; i < 15; ++i) for (int j = i + 1; j < 15; ++j) if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
-  return ms[7];
-}
+float bench(F launch) { return coop_bench::median_ms(launch); }
 
 int main() {
   const size_t n = size_t(1) << 28;

@@ -36,13 +36,46 @@ def cccl_include() -> str:
     return toolchain().cccl_include_dirs[0]
 
 
+# Prepended to every C++ baseline: the timing method of ``time_kernel`` on the C++ side.
+TIMING_CPP = r"""
+#include <cuda_runtime.h>
+namespace coop_bench {
+// Median device milliseconds per launch: 3 warm-up launches, then `samples` CUDA-event
+// pairs around 10 back-to-back launches each (as benchmarks/common.py time_kernel).
+template <class F>
+float median_ms(F launch, int samples = 15) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) launch();
+  float ms[64];
+  samples = samples > 64 ? 64 : samples;
+  for (int r = 0; r < samples; ++r) {
+    cudaEventRecord(a);
+    for (int k = 0; k < 10; ++k) launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    cudaEventElapsedTime(&ms[r], a, b);
+    ms[r] /= 10;
+  }
+  for (int i = 0; i < samples; ++i)
+    for (int j = i + 1; j < samples; ++j)
+      if (ms[j] < ms[i]) { float t = ms[i]; ms[i] = ms[j]; ms[j] = t; }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return samples % 2 ? ms[samples / 2] : 0.5f * (ms[samples / 2 - 1] + ms[samples / 2]);
+}
+}  // namespace coop_bench
+"""
+
+
 def build_cuda(source: str, name: str, arch: str = "sm_90") -> Path:
-    """Compile a CUDA C++ program with nvcc -O3 and return the executable."""
+    """Compile a CUDA C++ program (with ``TIMING_CPP`` prepended) with nvcc -O3."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise FileNotFoundError("nvcc not found (CUDA toolkit needed for the C++ baseline)")
     work = Path(tempfile.mkdtemp(prefix=f"coop-bench-{name}-"))
-    (work / f"{name}.cu").write_text(source)
+    (work / f"{name}.cu").write_text(TIMING_CPP + source)
     exe = work / name
     cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl_include()}", "-o", str(exe), str(work / f"{name}.cu")]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
