@@ -123,7 +123,8 @@ def exchange(group, value, /, *, mode=None, ranks=None, valid_flags=None, warp_t
     coop.ThreadData
         A fresh payload of ``K`` items of ``value``'s dtype in the mode's target
         layout, held by every thread of the group.  The call ends with a barrier
-        (``__syncthreads`` for a block, ``__syncwarp`` for a warp) unless an
+        (``__syncthreads`` for a block, ``__syncwarp`` for a warp) when a later call
+        may reuse the scratch (see :ref:`temp-storage`), unless an
         explicit ``TempStorage(auto_sync=False)`` is given, after which the
         scratch may be reused at once.
     """

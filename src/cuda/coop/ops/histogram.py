@@ -125,7 +125,8 @@ def histogram(block, samples, /, *, bins, bins_per_thread=None, counter_dtype=No
         in place, and returns None.  Slots past ``bins`` are left unchanged.
     temp_storage : coop.TempStorage, optional
         Scratch for the counters (and the sort).  The call ends with a barrier
-        unless it is a ``TempStorage(auto_sync=False)``.  One histogram call
+        (when a later call may reuse the scratch, see :ref:`temp-storage`) unless
+        it is a ``TempStorage(auto_sync=False)``.  One histogram call
         repeated in a loop on storage that no other call uses needs no barrier
         between iterations (each call fences its own shared-memory phases, and
         a thread stages and reads back only its own counters), so

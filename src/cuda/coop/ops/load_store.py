@@ -128,8 +128,9 @@ def load(group, source, output, /, *, algorithm="direct", valid_items=None, oob_
     Returns
     -------
     None.  Every thread's ``output`` holds its items after the call.  Transpose
-    algorithms end with a barrier (``__syncthreads``/``__syncwarp``) unless an
-    explicit ``TempStorage(auto_sync=False)`` is given.
+    algorithms end with a barrier (``__syncthreads``/``__syncwarp``) when a later
+    call may reuse the scratch (see :ref:`temp-storage`), unless an explicit
+    ``TempStorage(auto_sync=False)`` is given.
     """
 
 

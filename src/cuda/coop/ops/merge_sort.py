@@ -96,7 +96,8 @@ def merge_sort_keys(group, keys, /, *, descending=False, valid_items=None, oob_d
     Order: integers by value; floats by value with every NaN after the numbers
     (before them when descending) and -0.0 equal to +0.0.  The sort is stable:
     equal keys keep their tile order.  The call ends with a barrier
-    (``__syncthreads``/``__syncwarp``) after its last use of the scratch, unless an
+    (``__syncthreads``/``__syncwarp``) after its last use of the scratch when a
+    later call may reuse it (see :ref:`temp-storage`), unless an
     explicit ``TempStorage(auto_sync=False)`` is given; then synchronize before
     reusing that storage.
     """

@@ -92,8 +92,9 @@ def adjacent_difference(block, values, /, *, direction="left", valid_items=None,
     -------
     coop.ThreadData
         Fresh, ``K`` items of the values' dtype per thread, blocked layout,
-        defined in every thread.  The call ends with ``__syncthreads()`` unless an
-        explicit ``TempStorage(auto_sync=False)`` is given.
+        defined in every thread.  The call ends with ``__syncthreads()`` when a later
+        call may reuse the scratch (see :ref:`temp-storage`), unless an explicit
+        ``TempStorage(auto_sync=False)`` is given.
     """
 
 
@@ -134,8 +135,9 @@ def discontinuity(block, values, /, *, mode="heads", valid_items=None, tile_pred
     -------
     coop.ThreadData of int32 (or a tuple of two for ``"heads_and_tails"``)
         Fresh flags, 1 or 0, blocked layout, defined in every thread.  The call
-        ends with ``__syncthreads()`` unless an explicit
-        ``TempStorage(auto_sync=False)`` is given.
+        ends with ``__syncthreads()`` when a later call may reuse the scratch (see
+        :ref:`temp-storage`), unless an explicit ``TempStorage(auto_sync=False)`` is
+        given.
     """
 
 

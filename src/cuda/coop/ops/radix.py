@@ -98,7 +98,8 @@ def radix_sort_keys(block, keys, /, *, begin_bit=0, end_bit=None, descending=Fal
     Returns
     -------
     ThreadData of the keys' dtype and items per thread.  Stable: equal keys keep
-    their tile order.  The call ends with ``__syncthreads()`` unless an explicit
+    their tile order.  The call ends with ``__syncthreads()`` when a later call may
+    reuse the scratch (see :ref:`temp-storage`), unless an explicit
     ``TempStorage(auto_sync=False)`` is given.
     """
 
@@ -159,7 +160,8 @@ def radix_rank(block, keys, /, *, begin_bit=0, end_bit=None, radix_bits=None, de
     Returns
     -------
     ThreadData(K, int32) in the blocked layout: slot ``i`` of thread ``t`` is the
-    rank of key ``t*K + i``.  Ends with ``__syncthreads()`` (see ``TempStorage``).
+    rank of key ``t*K + i``.  Ends with ``__syncthreads()`` when a later call may reuse
+    the scratch (see :ref:`temp-storage`).
     """
 
 

@@ -122,7 +122,8 @@ _RESULT_DOC = """Returns
 
     Every member of the group must call it (no early ``return``; do not wrap it
     in ``if tid < n``: use ``valid_items``).  Block reductions use shared memory
-    and end with ``__syncthreads()`` (unless ``temp_storage`` has
+    and end with ``__syncthreads()`` when a later call may reuse the scratch
+    (:ref:`temp-storage`; not with a ``temp_storage`` that has
     ``auto_sync=False``, when the storage may be reused only after your own
     barrier); warp reductions use shuffles only.
 """

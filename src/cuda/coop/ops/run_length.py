@@ -98,7 +98,8 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
     return_total : bool
         Also return the total decoded size (int64, same on every thread).
     temp_storage : coop.TempStorage, optional
-        Scratch for the run table.  The call ends with a barrier unless it is a
+        Scratch for the run table.  The call ends with a barrier (when a later
+        call may reuse the scratch, see :ref:`temp-storage`) unless it is a
         ``TempStorage(auto_sync=False)``.
 
     Returns
@@ -134,7 +135,8 @@ def run_length_decode_into(block, run_values, run_lengths, destination, /, *, de
         Runtime element offset in ``destination`` (uniform across the block;
         default 0; may be negative, which drops the leading items).
     temp_storage : coop.TempStorage, optional
-        Scratch for the run table; the call ends with a barrier unless it is a
+        Scratch for the run table; the call ends with a barrier (when a later
+        call may reuse the scratch, see :ref:`temp-storage`) unless it is a
         ``TempStorage(auto_sync=False)``.
 
     Returns

@@ -109,8 +109,9 @@ _COMMON_DOC = """valid_items : int, optional
     -------
     A fresh scalar (for a scalar value) or coop.ThreadData with the same items
     per thread and dtype; the input is not modified.  Every member holds its own
-    results.  Block scans use shared memory and end with ``__syncthreads()``
-    (unless ``temp_storage`` has ``auto_sync=False``); warp scans use shuffles
+    results.  Block scans use shared memory and end with ``__syncthreads()`` when a
+    later call may reuse the scratch (:ref:`temp-storage`; not with a
+    ``temp_storage`` that has ``auto_sync=False``); warp scans use shuffles
     only.  Every member of the group must call it.
 """
 

@@ -94,7 +94,8 @@ def topk_min_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort"
     the selection sorted ascending with ``algorithm="radix_sort"`` and in tile
     order with ``"radix_select"``; callers should not rely on either.
     Keys order as in :func:`radix_sort_keys` (-0.0 equals +0.0; NaNs by their
-    bits).  Ends with ``__syncthreads()`` unless ``TempStorage(auto_sync=False)``.
+    bits).  Ends with ``__syncthreads()`` when a later call may reuse the scratch
+    (see :ref:`temp-storage`) unless ``TempStorage(auto_sync=False)``.
     """
 
 

@@ -51,6 +51,7 @@ class KernelState:
 
     def __init__(self, lower):
         self.calls: dict[str, _Call] = {}
+        self.positions: dict[str, tuple] = {}  # call target -> (IR block label, index in block)
         self.region_types: dict = {}
         self.placement: dict = {}
         self.ltoir = None
@@ -60,8 +61,8 @@ class KernelState:
     # -- collection -----------------------------------------------------------------
     def _collect(self, lower):
         typemap = lower.fndesc.typemap
-        for block in lower.func_ir.blocks.values():
-            for inst in block.body:
+        for label, block in lower.func_ir.blocks.items():
+            for index, inst in enumerate(block.body):
                 if not (isinstance(inst, C.ir.Assign) and isinstance(inst.value, C.ir.Expr)
                         and inst.value.op == "call"):
                     continue
@@ -81,6 +82,7 @@ class KernelState:
                 if plan.temp_storage is not None:
                     ts = _describe_kw(kwtys.get(plan.temp_storage))
                 self.calls[inst.target.name] = _Call(inst.target.name, plan, site, ts)
+                self.positions[inst.target.name] = (label, index)
 
     def _plan(self, lower):
         self._collect(lower)
@@ -109,10 +111,14 @@ class KernelState:
         m = re.match(r"sm_(\d+?)(\d)([a-z]?)$", chip)
         cc = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
         launch = spec.LaunchFacts(block=block, cc=cc)
+        reused = self._implicit_scratch_reused(lower)
         providers = []
-        for call in self.calls.values():
+        for target, call in self.calls.items():
             auto_sync = True
             if call.temp_storage is not None and call.temp_storage.auto_sync is False:
+                auto_sync = False
+            elif call.temp_storage is None and reused is not None and target not in reused:
+                # The last use of the implicit scratch on every path: nothing can reuse it.
                 auto_sync = False
             try:
                 symbols, items = resolve_callbacks(call.plan, cc) if call.plan.callbacks else ({}, [])
@@ -129,6 +135,44 @@ class KernelState:
             _LTOIR_OBJECTS[self.build.key] = self.ltoir
         self._place_storage(lower)
         C.drop_unused_device_variables(lower)
+
+    def _implicit_scratch_reused(self, lower):
+        """The calls after which another cooperative call may reuse the implicit scratch.
+
+        A call on the implicit scratch ends with a barrier so that the next call
+        may overwrite it.  When no call on that scratch is reachable from this
+        one (the last use on every path of the kernel), the barrier only costs
+        time, so the provider omits it.  Calls with an explicit ``TempStorage``
+        keep their documented ``auto_sync`` barrier.  Returns None (keep every
+        barrier) for device functions: their callers are not visible here and may
+        call them in a loop.
+        """
+        if C.is_device_compile(lower):
+            return None
+        users = [t for t, c in self.calls.items() if c.temp_storage is None and c.plan.storage is not None]
+        blocks = lower.func_ir.blocks
+        successors = {label: list(getattr(block.terminator, "get_targets", lambda: [])())
+                      for label, block in blocks.items()}
+        # reaches[label]: a user is reachable from the start of block `label`.
+        reaches = {label: False for label in blocks}
+        work = [self.positions[t][0] for t in users]
+        predecessors: dict = {}
+        for label, targets in successors.items():
+            for t in targets:
+                predecessors.setdefault(t, []).append(label)
+        while work:
+            label = work.pop()
+            if reaches.get(label):
+                continue
+            reaches[label] = True
+            work.extend(predecessors.get(label, ()))
+        reused = set()
+        for t in users:
+            label, index = self.positions[t]
+            later_here = any(self.positions[u][0] == label and self.positions[u][1] > index for u in users)
+            if later_here or any(reaches.get(s, False) for s in successors.get(label, ())):
+                reused.add(t)
+        return reused
 
     def _place_storage(self, lower):
         uses = []

@@ -1,0 +1,91 @@
+"""Where the trailing barrier of a call on the implicit scratch goes (no GPU needed).
+
+A call on the compiler-owned scratch ends with ``__syncthreads()`` only when a
+later cooperative call can reuse that scratch; the lowering reads the kernel's
+control flow to decide.  CUB's ``BlockShuffle::Offset`` has exactly one barrier
+of its own, so each case below has a known barrier count in the post-LTO PTX.
+The GPU suites check that kernels with loops and several calls still compute
+the right results (tests/ops/test_shuffle.py, test_scan.py running scans,
+test_histogram.py accumulation across tiles).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ..kernelgen import module_from_source
+
+pytestmark = pytest.mark.compile
+
+nb = pytest.importorskip("numba_cuda_mlir")
+
+KERNELS = {
+    # one call: its barrier would only cost time
+    "single": ("""
+@cuda.jit
+def kernel(src, dst, n, flag):
+    i = cuda.threadIdx.x
+    dst[i] = coop.shuffle(coop.this_block(), src[i], mode="offset")
+""", 1),
+    # the first call's scratch is reused by the second
+    "sequence": ("""
+@cuda.jit
+def kernel(src, dst, n, flag):
+    i = cuda.threadIdx.x
+    a = coop.shuffle(coop.this_block(), src[i], mode="offset")
+    dst[i] = coop.shuffle(coop.this_block(), a, mode="offset")
+""", 3),
+    # the next iteration reuses the scratch (back edge); LLVM unrolls the loop, so
+    # this case counts barriers per copy of the call (one shared store each)
+    "loop": ("""
+@cuda.jit
+def kernel(src, dst, n, flag):
+    i = cuda.threadIdx.x
+    v = src[i]
+    for _ in range(n):
+        v = coop.shuffle(coop.this_block(), v, mode="offset")
+    dst[i] = v
+""", "2 per call"),
+    # two calls on exclusive paths: neither can follow the other
+    "branches": ("""
+@cuda.jit
+def kernel(src, dst, n, flag):
+    i = cuda.threadIdx.x
+    if flag:
+        v = coop.shuffle(coop.this_block(), src[i], mode="offset")
+    else:
+        v = coop.shuffle(coop.this_block(), src[i], mode="rotate")
+    dst[i] = v
+""", 2),
+    # an explicit TempStorage keeps its documented auto_sync barrier
+    "explicit_temp_storage": ("""
+@cuda.jit
+def kernel(src, dst, n, flag):
+    i = cuda.threadIdx.x
+    ts = coop.TempStorage()
+    dst[i] = coop.shuffle(coop.this_block(), src[i], mode="offset", temp_storage=ts)
+""", 2),
+}
+
+
+def _barriers(ptx: str) -> int:
+    return len(re.findall(r"\b(?:bar|barrier)(?:\.cta)?\.sync(?:\.aligned)?\b", ptx))
+
+
+@pytest.mark.parametrize("case", list(KERNELS))
+def test_trailing_barrier_only_where_the_scratch_is_reused(case):
+    from numba_cuda_mlir.numba_cuda import types
+
+    from cuda.coop.numba_mlir import compile_cubin
+
+    source, expected = KERNELS[case]
+    kernel = module_from_source(source).kernel
+    kb = compile_cubin(kernel, (types.int32[::1], types.int32[::1], types.int64, types.boolean),
+                       cc=(9, 0), block=128)
+    if expected == "2 per call":
+        copies = len(re.findall(r"\bst\.shared\.", kb.ptx))
+        assert copies >= 1 and _barriers(kb.ptx) == 2 * copies, kb.ptx
+    else:
+        assert _barriers(kb.ptx) == expected, kb.ptx
