@@ -21,8 +21,8 @@ ITEMS = [1, 3, 4, 8]
 # (mode, distance source): "1"/"3"/"-2" literals, "d" per block, "td" per thread, None = default.
 TILE_CASES = [("up", None), ("down", "1"), ("up", "3"), ("down", "-2"), ("up", "d"), ("down", "d"),
               ("up", "td"), ("down", "ts")]
-SCALAR_CASES = [("offset", None), ("offset", "-1"), ("offset", "td"), ("offset", "d"), ("rotate", None),
-                ("rotate", "d"), ("rotate", "td")]
+SCALAR_CASES = [("offset", None), ("offset", "-1"), ("offset", "300"), ("offset", "td"), ("offset", "d"),
+                ("rotate", None), ("rotate", "-3"), ("rotate", "d"), ("rotate", "td")]
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
 

@@ -96,6 +96,8 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     m = v.choose(call, "mode", mode, TILE_MODES + SCALAR_MODES)
     d = v.optional_int_operand(call, "distance", distance)
     unit = d is None or (d.is_literal and int(d.literal) == 1)
+    # A distance known at compile time (omitted = 1) is folded into the C++.
+    literal = 1 if d is None else (int(d.literal) if d.is_literal else None)
     val = v.require_payload(call, "value", value, allow_scalar=True)
     if m in TILE_MODES:
         if not isinstance(val, PayloadArg):
@@ -121,7 +123,7 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     return CallPlan(
         op="shuffle", family="shuffle", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=("shuffle", dtype.name, items, m, d is not None, unit),
+        params=("shuffle", dtype.name, items, m, d is not None, unit, literal),
         generate=_generate,
     )
 
@@ -148,21 +150,29 @@ for (int i = 0; i < IPT; ++i) {
 
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, dtype_name, ipt, mode, has_distance, unit = plan.params
+    _, dtype_name, ipt, mode, has_distance, unit, literal = plan.params
     distance = "distance" if has_distance else "1LL"
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
     decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {ipt};",
              "using Shuffle = cub::BlockShuffle<T, BLOCK_X, BLOCK_Y, BLOCK_Z>;"]
     body = []
     if mode in SCALAR_MODES:
         decls.append("using TempStorage = typename Shuffle::TempStorage;")
         body.append("T r = scalar;")
-        if mode == "offset":
-            # CUB reads thread linear_tid + d only when that thread exists; a distance
-            # outside the block becomes BLOCK_THREADS (no read) before narrowing to int.
+        if mode == "offset" and literal is not None:
+            # CUB reads thread linear_tid + d only when that thread exists, in int
+            # arithmetic: a literal inside (-block, block) cannot overflow it.
+            dd = literal if -threads < literal < threads else threads
+            body.append(f"Shuffle(*static_cast<TempStorage*>(temp)).Offset(scalar, r, {dd});")
+        elif mode == "offset":
+            # A run-time distance outside the block becomes BLOCK_THREADS (no read)
+            # before narrowing to int.
             body.append(f"const long long d = {distance};")
             body.append("const int dd = (d >= -(long long)linear_tid && d < (long long)BLOCK_THREADS - "
                         "(long long)linear_tid) ? (int)d : BLOCK_THREADS;")
             body.append("Shuffle(*static_cast<TempStorage*>(temp)).Offset(scalar, r, dd);")
+        elif literal is not None:
+            body.append(f"Shuffle(*static_cast<TempStorage*>(temp)).Rotate(scalar, r, {literal % threads}u);")
         else:
             # CUB's Rotate subtracts BLOCK_THREADS once; reduce the distance fully first.
             body.append(f"long long d = ({distance}) % BLOCK_THREADS;")
