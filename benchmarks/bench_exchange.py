@@ -20,20 +20,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
 CASES = ["striped_to_blocked", "blocked_to_striped", "striped_to_blocked_timesliced", "scatter_to_striped",
          "warp_striped_to_blocked", "logical8_striped_to_blocked"]
 
-CUB_SOURCE = r"""
+# Device code only, so NVRTC can build it too (see common.build_nvrtc_kernels).
+CUB_KERNELS = r"""
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_store.cuh>
 #include <cub/warp/warp_exchange.cuh>
-#include <cstdio>
-#include <cuda_runtime.h>
 
 constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
 
@@ -76,6 +75,11 @@ __global__ void warp_exchange(const int* in, int* out) {
   Ex(storage[warp]).StripedToBlocked(a, b);
   cub::StoreDirectBlocked(lane, out + base, b);
 }
+"""
+
+CUB_SOURCE = CUB_KERNELS + r"""
+#include <cstdio>
+#include <cuda_runtime.h>
 
 template <typename K>
 float bench(K kernel, const int* in, int* out, size_t n) {
@@ -179,6 +183,34 @@ def throughput(threads: int, items: int):
     return results
 
 
+CUB_NAMES = {"striped_to_blocked": "block_exchange<false, true>", "blocked_to_striped": "block_exchange<false, false>",
+             "striped_to_blocked_timesliced": "block_exchange<true, true>", "scatter_to_striped": "scatter",
+             "warp_striped_to_blocked": "warp_exchange<32>", "logical8_striped_to_blocked": "warp_exchange<8>"}
+
+
+def nvrtc_baseline(threads: int, items: int) -> dict:
+    """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    launches = build_nvrtc_kernels(source, list(CUB_NAMES.values()))
+    src = cuda.to_device(np.arange(N, dtype=np.int32))
+    dst = cuda.device_array(N, dtype=np.int32)
+    tile = threads * items
+    grid = N // tile
+    head = np.arange(4 * tile, dtype=np.int32)
+    results = {}
+    for name, expr in CUB_NAMES.items():
+        launch = launches[expr]
+        launch(grid, threads, src, dst)
+        cuda.synchronize()
+        expected = head.reshape(4, tile)[:, ::-1].ravel() if name.startswith("scatter") else head
+        assert np.array_equal(dst[:4 * tile].copy_to_host(), expected), ("NVRTC baseline", name)
+        results[name] = time_kernel(lambda: launch(grid, threads, src, dst))
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=256)
@@ -190,14 +222,19 @@ def main(argv=None):
         exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
                          "exchange")
         report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
     print(f"\n1 GiB int32 load -> exchange -> store, {args.threads} threads x {args.items} items per thread")
-    print(f"{'case':32s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s}")
+    print(f"{'case':32s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} {'coop/NVRTC':>10s} "
+          f"{'GB/s':>8s}")
     cub = report.get("cub_ms", {})
     for name, ms in report["coop_ms"].items():
         c = cub.get(name)
+        r = report["cub_nvrtc_ms"][name]
         ratio = f"{c / ms:9.3f}" if c else "      n/a"
         gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
-        print(f"{name:32s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+        print(f"{name:32s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {r:9.3f} {r / ms:10.3f} {gbs:8.0f}")
+    print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
+          "compiler) / coop ms")
     write_results("exchange", report)
     return report
 

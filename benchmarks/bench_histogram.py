@@ -8,7 +8,8 @@ the counters in registers, flushed with one global atomic per bin and block;
 (2) the same kernel in CUDA C++ with CUB built by nvcc (``BlockLoad`` +
 ``BlockHistogram::Histogram`` per tile, striped read-back into registers); and
 (3) the idiomatic CUB kernel that keeps one shared-memory histogram for all of
-a block's tiles (``InitHistogram`` once, ``Composite`` per tile).  Data:
+a block's tiles (``InitHistogram`` once, ``Composite`` per tile); and (4) kernel
+(2) built by NVRTC with cuda.coop's options (the compiler cuda.coop uses).  Data:
 uniform random bytes (little atomic contention) and a constant byte (every
 atomic on one bin).  Every result is checked against ``np.bincount``.
 """
@@ -21,20 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, import_source, nvcc_path, run_json, time_kernel, write_results  # noqa: E402
+from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, run_json, time_kernel, write_results  # noqa: E402
 
 N = 1 << 28  # uint8 samples
 BINS = 256
 ALGORITHMS = ["atomic", "sort"]
 DISTRIBUTIONS = ["uniform", "constant"]
 
-CUB_SOURCE = r"""
+# Device code only, so NVRTC can build it too (see common.build_nvrtc_kernels).
+CUB_KERNELS = r"""
 #include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <cuda_runtime.h>
 
 constexpr int T = THREADS, K = ITEMS, BINS = 256, BPT = (BINS + T - 1) / T;
 using BL = cub::BlockLoad<unsigned char, T, K, cub::BLOCK_LOAD_VECTORIZE>;
@@ -84,6 +82,13 @@ __global__ void composite(const unsigned char* in, unsigned* out, long long n) {
   __syncthreads();
   for (int b = threadIdx.x; b < BINS; b += T) atomicAdd(out + b, bins[b]);
 }
+"""
+
+CUB_SOURCE = CUB_KERNELS + r"""
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
 
 template <typename Kernel>
 float bench(Kernel kernel, int grid, const unsigned char* in, unsigned* out, long long n,
@@ -193,6 +198,31 @@ def throughput(threads: int, items: int, grid: int):
     return results
 
 
+def nvrtc_baseline(threads: int, items: int, grid: int) -> dict:
+    """The per-tile C++ kernel built by NVRTC (cuda.coop's compiler), checked and timed like coop's."""
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    names = {algo: f"per_tile<cub::BLOCK_HISTO_{algo.upper()}>" for algo in ALGORITHMS}
+    launches = build_nvrtc_kernels(source, list(names.values()))
+    out = cuda.device_array(BINS, dtype=np.uint32)
+    results = {}
+    for dist in DISTRIBUTIONS:
+        host = _samples(dist)
+        expected = np.bincount(host, minlength=BINS).astype(np.uint32)
+        samples = cuda.to_device(host)
+        results[dist] = {}
+        for algo, name in names.items():
+            launch = launches[name]
+            out.copy_to_device(np.zeros(BINS, dtype=np.uint32))
+            launch(grid, threads, samples, out, N)
+            cuda.synchronize()
+            assert np.array_equal(out.copy_to_host(), expected), ("NVRTC baseline", dist, algo)
+            results[dist][algo] = time_kernel(lambda: launch(grid, threads, samples, out, N))
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=256)
@@ -212,19 +242,22 @@ def main(argv=None):
         exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
                          "histogram", arch=f"sm_{cc[0]}{cc[1]}")
         report["cub_ms"] = run_json(exe, grid)
+    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items, grid)
     print(f"\n2^28 uint8 samples -> 256 bins, {args.threads} threads x {args.items} items, grid {grid}")
     print(f"{'data':9s} {'algorithm':9s} {'coop ms':>8s} {'CUB same':>9s} {'ratio':>6s} {'CUB idiom':>10s} "
-          f"{'ratio':>6s} {'coop GB/s':>10s}")
+          f"{'ratio':>6s} {'NVRTC same':>11s} {'ratio':>6s} {'coop GB/s':>10s}")
     cub = report.get("cub_ms", {})
     for dist, per_algo in report["coop_ms"].items():
         for algo, ms in per_algo.items():
             same = cub.get(dist, {}).get(f"per_tile_{algo}")
             idiom = cub.get(dist, {}).get(f"composite_{algo}")
+            nv = report["cub_nvrtc_ms"][dist][algo]
             r1 = f"{same / ms:6.3f}" if same else "   n/a"
             r2 = f"{idiom / ms:6.3f}" if idiom else "   n/a"
             print(f"{dist:9s} {algo:9s} {ms:8.3f} {same or float('nan'):9.3f} {r1} {idiom or float('nan'):10.3f} "
-                  f"{r2} {N / (ms * 1e-3) / 1e9:10.0f}")
-    print("ratio = CUB ms / coop ms (>= 1: coop as fast or faster)")
+                  f"{r2} {nv:11.3f} {nv / ms:6.3f} {N / (ms * 1e-3) / 1e9:10.0f}")
+    print("ratio = CUB ms / coop ms (>= 1: coop as fast or faster); CUB same/idiom built by nvcc, "
+          "NVRTC same = the per-tile C++ built by NVRTC, cuda.coop's compiler")
     write_results("histogram", report)
     return report
 

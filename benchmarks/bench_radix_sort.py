@@ -4,8 +4,9 @@
 
 Each case loads a tile (``warp_transpose``: coalesced reads into the blocked
 layout), sorts it with a block radix sort and stores it, in (1) a cuda.coop
-kernel (numba-cuda-mlir) and (2) the same kernel in CUDA C++ with CUB built by
-nvcc against the same CCCL.  Cases: keys with striped output (the coalesced
+kernel (numba-cuda-mlir), (2) the same kernel in CUDA C++ with CUB built by
+nvcc against the same CCCL, and (3) that C++ built by NVRTC with cuda.coop's
+options (the compiler cuda.coop uses; see common.build_nvrtc_kernels).  Cases: keys with striped output (the coalesced
 store CUB recommends), keys with blocked output (stored through a warp
 transpose), keys descending, pairs (uint32 values) with striped output, and
 TopK (the 16 smallest keys per tile; built on the same radix sort, so it should
@@ -26,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
 
 N = 1 << 24  # uint32 keys
 CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16",
@@ -34,12 +35,11 @@ CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_strip
 # CUB has no block top-k: both TopK rows compare with CUB's sort + taking the first 16.
 CUB_CASE = {"topk_min_16_select": "topk_min_16"}
 
-CUB_SOURCE = r"""
+# Device code only, so NVRTC can build it too (see common.build_nvrtc_kernels).
+CUB_KERNELS = r"""
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_store.cuh>
-#include <cstdio>
-#include <cuda_runtime.h>
 
 constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
 using Load = cub::BlockLoad<unsigned, BT, IPT, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
@@ -81,6 +81,11 @@ __global__ void sort_tile(const unsigned* in, const unsigned* vin, unsigned* out
     cub::StoreDirectBlocked(threadIdx.x, out + size_t(blockIdx.x) * 16, keys, 16);
   }
 }
+"""
+
+CUB_SOURCE = CUB_KERNELS + r"""
+#include <cstdio>
+#include <cuda_runtime.h>
 
 template <int CASE>
 float bench(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vout, size_t n) {
@@ -208,6 +213,31 @@ def throughput(threads: int, items: int):
     return results, compile_s
 
 
+def nvrtc_baseline(threads: int, items: int) -> dict:
+    """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    launches = build_nvrtc_kernels(source, [f"sort_tile<{i}>" for i in range(5)])
+    host = _keys()
+    src = cuda.to_device(host)
+    vals = cuda.to_device(np.arange(N, dtype=np.uint32))
+    dst = cuda.device_array(N, dtype=np.uint32)
+    vdst = cuda.device_array(N, dtype=np.uint32)
+    tile = threads * items
+    grid = N // tile
+    launches["sort_tile<0>"](grid, threads, src, vals, dst, vdst)
+    cuda.synchronize()
+    got = dst.copy_to_host()[:2 * tile].reshape(2, tile)
+    assert np.array_equal(got, np.sort(host[:2 * tile].reshape(2, tile), axis=1)), "NVRTC baseline"
+    results = {}
+    for i, name in enumerate(CASES[:5]):
+        launch = launches[f"sort_tile<{i}>"]
+        results[name] = time_kernel(lambda: launch(grid, threads, src, vals, dst, vdst))
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=128)
@@ -219,17 +249,22 @@ def main(argv=None):
         exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
                          "radix_sort")
         report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
     print(f"\nblock radix sort of 2^24 uint32 keys, {args.threads} threads x {args.items} keys per tile")
-    print(f"{'case':26s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'Gkeys/s':>8s} {'GB/s':>7s} "
-          f"{'compile s':>10s}")
+    print(f"{'case':26s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} "
+          f"{'coop/NVRTC':>10s} {'Gkeys/s':>8s} {'GB/s':>7s} {'compile s':>10s}")
     cub = report.get("cub_ms", {})
+    nv = report["cub_nvrtc_ms"]
     for name, ms in report["coop_ms"].items():
         c = cub.get(CUB_CASE.get(name, name))
+        r = nv.get(CUB_CASE.get(name, name))
         ratio = f"{c / ms:9.3f}" if c else "      n/a"
         words = 4 if name.startswith("pairs") else (1 if name.startswith("topk") else 2)  # 4-byte words per key
         gbs = words * N * 4 / (ms * 1e-3) / 1e9
-        print(f"{name:26s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {N / (ms * 1e-3) / 1e9:8.2f} "
-              f"{gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")
+        print(f"{name:26s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {r:9.3f} {r / ms:10.3f} "
+              f"{N / (ms * 1e-3) / 1e9:8.2f} {gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")
+    print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
+          "compiler) / coop ms")
     write_results("radix_sort", report)
     return report
 

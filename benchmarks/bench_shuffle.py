@@ -19,16 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
-CUB_SOURCE = r"""
+# Device code only, so NVRTC can build it too (see common.build_nvrtc_kernels).
+CUB_KERNELS = r"""
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_shuffle.cuh>
 #include <cub/block/block_store.cuh>
-#include <cstdio>
-#include <cuda_runtime.h>
 
 constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
 using Shuffle = cub::BlockShuffle<int, BT>;
@@ -52,6 +51,11 @@ __global__ void scalar(const int* in, int* out) {
   if (ROTATE) Shuffle(storage).Rotate(v, r, 1u); else Shuffle(storage).Offset(v, r, 1);
   out[i] = r;
 }
+"""
+
+CUB_SOURCE = CUB_KERNELS + r"""
+#include <cstdio>
+#include <cuda_runtime.h>
 
 template <typename K>
 float bench(K kernel, const int* in, int* out, size_t n, int per_block) {
@@ -115,6 +119,23 @@ def kernels(ns):
             "offset": ns["scalar"]("offset"), "rotate": ns["scalar"]("rotate")}
 
 
+def _check(name: str, dst, count: int, per_block: int) -> None:
+    """The first ``count`` outputs of a shift/offset/rotate of ``arange`` in tiles of ``per_block``."""
+    import numpy as np
+
+    got = dst[:count].copy_to_host().reshape(-1, per_block)
+    tiles = np.arange(count, dtype=np.int32).reshape(-1, per_block)
+    if name.startswith("up"):
+        expected = np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
+    elif name == "down":
+        expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
+    else:
+        expected = np.roll(tiles, -1, axis=1)
+        if name == "offset":
+            expected[:, -1] = tiles[:, -1]
+    assert np.array_equal(got, expected), name
+
+
 def throughput(threads: int, items: int):
     import numpy as np
     from numba_cuda_mlir import cuda
@@ -130,18 +151,32 @@ def throughput(threads: int, items: int):
         grid = N // per_block
         kernel[grid, threads](src, dst, np.int64(1), ipt)
         cuda.synchronize()
-        got = dst[:len(head)].copy_to_host().reshape(-1, per_block)
-        tiles = head.reshape(-1, per_block)
-        if name.startswith("up"):
-            expected = np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
-        elif name == "down":
-            expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
-        else:
-            expected = np.roll(tiles, -1, axis=1)
-            if name == "offset":
-                expected[:, -1] = tiles[:, -1]
-        assert np.array_equal(got, expected), name
+        _check(name, dst, len(head), per_block)
         results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, np.int64(1), ipt))
+    return results
+
+
+CUB_NAMES = {"up": "shift<true>", "down": "shift<false>", "offset": "scalar<false>", "rotate": "scalar<true>"}
+
+
+def nvrtc_baseline(threads: int, items: int) -> dict:
+    """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    launches = build_nvrtc_kernels(source, list(CUB_NAMES.values()))
+    src = cuda.to_device(np.arange(N, dtype=np.int32))
+    dst = cuda.device_array(N, dtype=np.int32)
+    results = {}
+    for name, expr in CUB_NAMES.items():
+        launch = launches[expr]
+        per_block = threads * items if name in TILE_CASES else threads
+        grid = N // per_block
+        launch(grid, threads, src, dst)
+        cuda.synchronize()
+        _check(name, dst, 4 * per_block, per_block)
+        results[name] = time_kernel(lambda: launch(grid, threads, src, dst))
     return results
 
 
@@ -156,15 +191,21 @@ def main(argv=None):
         exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
                          "shuffle")
         report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
     print(f"\n1 GiB int32 load -> shuffle -> store, {args.threads} threads x {args.items} items per thread "
           "(scalar cases: one item per thread)")
-    print(f"{'case':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s}")
+    print(f"{'case':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} {'coop/NVRTC':>10s} "
+          f"{'GB/s':>8s}")
     cub = report.get("cub_ms", {})
     for name, ms in report["coop_ms"].items():
         c = cub.get(name)
+        r = report["cub_nvrtc_ms"].get(name)
         ratio = f"{c / ms:9.3f}" if c else "      n/a"
+        nv = f"{r:9.3f} {r / ms:10.3f}" if r else f"{'n/a':>9s} {'n/a':>10s}"
         gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
-        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {nv} {gbs:8.0f}")
+    print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
+          "compiler) / coop ms")
     write_results("shuffle", report)
     return report
 

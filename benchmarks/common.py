@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["nvcc_path", "build_cuda", "run_json", "time_kernel", "write_results", "cccl_include",
-           "compile_latency"]
+__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "run_json", "time_kernel", "write_results",
+           "cccl_include", "compile_latency"]
 
 
 def nvcc_path() -> str | None:
@@ -80,6 +80,75 @@ def build_cuda(source: str, name: str, arch: str = "sm_90") -> Path:
     cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl_include()}", "-o", str(exe), str(work / f"{name}.cu")]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return exe
+
+
+def build_nvrtc_kernels(source: str, expressions) -> dict:
+    """Build CUDA C++ kernels with NVRTC, the compiler cuda.coop uses, and load them.
+
+    The nvcc baseline measures CUB as C++ users get it.  This one isolates the
+    compiler: the same kernel source compiled by NVRTC with cuda.coop's options
+    and headers (same CCCL, same CUDA headers), so ``coop / NVRTC-CUB`` is what
+    cuda.coop itself costs and ``NVRTC-CUB / nvcc-CUB`` is what the runtime
+    compiler costs (NVRTC's NVVM addresses shared memory with 64-bit registers
+    where nvcc's uses 32-bit ones, so shared-memory-heavy kernels need more
+    registers).  ``source`` must hold device code only; ``expressions`` are
+    kernel names or template instantiations (``"sort_tile<0>"``).
+
+    Returns ``{expression: launch}`` where ``launch(grid, block, *args)`` takes
+    device arrays and Python ints (passed as 64-bit integers).
+    """
+    import ctypes
+
+    from cuda.bindings import driver, nvrtc
+    from numba_cuda_mlir import cuda
+
+    from cuda.coop.core.build import NVRTC_OPTIONS
+    from cuda.coop.core.toolchain import toolchain
+
+    cuda.current_context()  # the primary context numba-cuda-mlir launches in
+    cc = cuda.get_current_device().compute_capability
+    options = [o for o in NVRTC_OPTIONS if o not in ("-rdc=true", "-dlto")]
+    options += [f"-arch=sm_{cc[0]}{cc[1]}", *[f"-I{d}" for d in toolchain().include_dirs]]
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"baseline.cu", 0, [], [])
+    for expr in expressions:
+        nvrtc.nvrtcAddNameExpression(prog, expr.encode())
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise RuntimeError("NVRTC baseline failed:\n" + log.decode(errors="replace"))
+    _, size = nvrtc.nvrtcGetCUBINSize(prog)
+    cubin = b" " * size
+    nvrtc.nvrtcGetCUBIN(prog, cubin)
+    err, module = driver.cuModuleLoadData(cubin)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuModuleLoadData: {err}")
+    launches = {}
+    for expr in expressions:
+        _, lowered = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
+        err, function = driver.cuModuleGetFunction(module, lowered)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuModuleGetFunction({expr}): {err}")
+
+        def launch(grid, block, *args, _function=function):
+            values, types = [], []
+            for a in args:
+                if hasattr(a, "__cuda_array_interface__"):
+                    values.append(a.__cuda_array_interface__["data"][0])
+                    types.append(ctypes.c_void_p)
+                else:
+                    values.append(int(a))
+                    types.append(ctypes.c_longlong)
+            (err,) = driver.cuLaunchKernel(_function, grid, 1, 1, block, 1, 1, 0, 0,
+                                           (tuple(values), tuple(types)), 0)
+            if err != driver.CUresult.CUDA_SUCCESS:
+                raise RuntimeError(f"cuLaunchKernel: {err}")
+
+        launches[expr] = launch
+    nvrtc.nvrtcDestroyProgram(prog)
+    launches["_module"] = module  # keeps the module referenced
+    return launches
 
 
 def run_json(exe: Path, *args) -> dict:
