@@ -162,25 +162,29 @@ def kernels(ns):
     }
 
 
-def throughput(threads: int, items: int):
+def _check_and_time(launchers: dict, tile: int) -> dict:
+    """``launchers[name](src, dst)`` launches one kernel; check each on ``arange``, then time it."""
     import numpy as np
     from numba_cuda_mlir import cuda
 
-    ns = vars(import_source(KERNEL_SOURCE, "bench_exchange_kernels"))
     src = cuda.to_device(np.arange(N, dtype=np.int32))
     dst = cuda.device_array(N, dtype=np.int32)
-    tile = threads * items
-    grid = N // tile
     head = np.arange(4 * tile, dtype=np.int32)
     results = {}
-    for name, kernel in kernels(ns).items():
-        kernel[grid, threads](src, dst, items)
+    for name, launch in launchers.items():
+        launch(src, dst)
         cuda.synchronize()
-        got = dst[:4 * tile].copy_to_host()
         expected = head.reshape(4, tile)[:, ::-1].ravel() if name.startswith("scatter") else head
-        assert np.array_equal(got, expected), name
-        results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
+        assert np.array_equal(dst[:4 * tile].copy_to_host(), expected), name
+        results[name] = time_kernel(lambda: launch(src, dst))
     return results
+
+
+def throughput(threads: int, items: int):
+    ns = vars(import_source(KERNEL_SOURCE, "bench_exchange_kernels"))
+    grid = N // (threads * items)
+    return _check_and_time({name: (lambda src, dst, k=k: k[grid, threads](src, dst, items))
+                            for name, k in kernels(ns).items()}, threads * items)
 
 
 CUB_NAMES = {"striped_to_blocked": "block_exchange<false, true>", "blocked_to_striped": "block_exchange<false, false>",
@@ -190,25 +194,11 @@ CUB_NAMES = {"striped_to_blocked": "block_exchange<false, true>", "blocked_to_st
 
 def nvrtc_baseline(threads: int, items: int) -> dict:
     """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
     source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
     launches = build_nvrtc_kernels(source, list(CUB_NAMES.values()))
-    src = cuda.to_device(np.arange(N, dtype=np.int32))
-    dst = cuda.device_array(N, dtype=np.int32)
-    tile = threads * items
-    grid = N // tile
-    head = np.arange(4 * tile, dtype=np.int32)
-    results = {}
-    for name, expr in CUB_NAMES.items():
-        launch = launches[expr]
-        launch(grid, threads, src, dst)
-        cuda.synchronize()
-        expected = head.reshape(4, tile)[:, ::-1].ravel() if name.startswith("scatter") else head
-        assert np.array_equal(dst[:4 * tile].copy_to_host(), expected), ("NVRTC baseline", name)
-        results[name] = time_kernel(lambda: launch(grid, threads, src, dst))
-    return results
+    grid = N // (threads * items)
+    return _check_and_time({name: (lambda src, dst, f=launches[expr]: f(grid, threads, src, dst))
+                            for name, expr in CUB_NAMES.items()}, threads * items)
 
 
 def main(argv=None):

@@ -175,7 +175,8 @@ def _samples(distribution: str):
     return np.random.default_rng(0).integers(0, 256, size=N, dtype=np.uint8)
 
 
-def throughput(threads: int, items: int, grid: int):
+def _check_and_time(launchers: dict) -> dict:
+    """``launchers[algo](samples, out)`` launches one kernel; check each, then time it."""
     import numpy as np
     from numba_cuda_mlir import cuda
 
@@ -186,41 +187,29 @@ def throughput(threads: int, items: int, grid: int):
         expected = np.bincount(host, minlength=BINS).astype(np.uint32)
         samples = cuda.to_device(host)
         results[dist] = {}
-        for algo in ALGORITHMS:
-            kernel = coop_kernel(algo, threads, items)
-
+        for algo, launch in launchers.items():
             out.copy_to_device(np.zeros(BINS, dtype=np.uint32))
-            kernel[grid, threads](samples, out, N)
+            launch(samples, out)
             cuda.synchronize()
             assert np.array_equal(out.copy_to_host(), expected), (dist, algo)
             # The counters keep accumulating over the timed launches (as in the C++ baseline).
-            results[dist][algo] = time_kernel(lambda: kernel[grid, threads](samples, out, N))
+            results[dist][algo] = time_kernel(lambda: launch(samples, out))
     return results
+
+
+def throughput(threads: int, items: int, grid: int):
+    kernels = {algo: coop_kernel(algo, threads, items) for algo in ALGORITHMS}
+    return _check_and_time({algo: (lambda samples, out, k=k: k[grid, threads](samples, out, N))
+                            for algo, k in kernels.items()})
 
 
 def nvrtc_baseline(threads: int, items: int, grid: int) -> dict:
     """The per-tile C++ kernel built by NVRTC (cuda.coop's compiler), checked and timed like coop's."""
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
     source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
     names = {algo: f"per_tile<cub::BLOCK_HISTO_{algo.upper()}>" for algo in ALGORITHMS}
     launches = build_nvrtc_kernels(source, list(names.values()))
-    out = cuda.device_array(BINS, dtype=np.uint32)
-    results = {}
-    for dist in DISTRIBUTIONS:
-        host = _samples(dist)
-        expected = np.bincount(host, minlength=BINS).astype(np.uint32)
-        samples = cuda.to_device(host)
-        results[dist] = {}
-        for algo, name in names.items():
-            launch = launches[name]
-            out.copy_to_device(np.zeros(BINS, dtype=np.uint32))
-            launch(grid, threads, samples, out, N)
-            cuda.synchronize()
-            assert np.array_equal(out.copy_to_host(), expected), ("NVRTC baseline", dist, algo)
-            results[dist][algo] = time_kernel(lambda: launch(grid, threads, samples, out, N))
-    return results
+    return _check_and_time({algo: (lambda samples, out, f=launches[name]: f(grid, threads, samples, out, N))
+                            for algo, name in names.items()})
 
 
 def main(argv=None):

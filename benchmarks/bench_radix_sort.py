@@ -177,63 +177,67 @@ def _keys():
     return np.random.default_rng(12345).integers(0, 1 << 32, size=N, dtype=np.uint32)
 
 
-def throughput(threads: int, items: int):
+def _buffers():
+    """Host keys and the device arrays every variant reads and writes."""
     import numpy as np
     from numba_cuda_mlir import cuda
 
-    ns = vars(import_source(KERNEL_SOURCE, "bench_radix_sort_kernels"))
     host = _keys()
-    src = cuda.to_device(host)
-    vals = cuda.to_device(np.arange(N, dtype=np.uint32))
-    dst = cuda.device_array(N, dtype=np.uint32)
-    vdst = cuda.device_array(N, dtype=np.uint32)
-    tile = threads * items
-    grid = N // tile
+    return (host, cuda.to_device(host), cuda.to_device(np.arange(N, dtype=np.uint32)),
+            cuda.device_array(N, dtype=np.uint32), cuda.device_array(N, dtype=np.uint32))
+
+
+def _check(name: str, host, dst, vdst, tile: int) -> None:
+    """The first four tiles of case ``name`` against NumPy."""
+    import numpy as np
+
     head = host[:4 * tile].reshape(4, tile)
+    got = dst.copy_to_host()
+    if name.startswith("topk"):
+        for b in range(4):
+            assert np.array_equal(np.sort(got[b * 16:(b + 1) * 16]), np.sort(head[b])[:16]), name
+        return
+    got = got[:4 * tile].reshape(4, tile)
+    expected = np.sort(head, axis=1)
+    if "descending" in name:
+        expected = expected[:, ::-1]
+    assert np.array_equal(got, expected), name
+    if name.startswith("pairs"):
+        v = vdst[:4 * tile].copy_to_host().reshape(4, tile)
+        assert np.array_equal(host[v], got), name
+
+
+def throughput(threads: int, items: int):
+    from numba_cuda_mlir import cuda
+
+    ns = vars(import_source(KERNEL_SOURCE, "bench_radix_sort_kernels"))
+    host, src, vals, dst, vdst = _buffers()
+    grid = N // (threads * items)
     results, compile_s = {}, {}
     for name, kernel in kernels(ns).items():
         t0 = time.perf_counter()
         kernel[grid, threads](src, vals, dst, vdst, items)
         cuda.synchronize()
         compile_s[name] = time.perf_counter() - t0
-        got = dst.copy_to_host()
-        if name.startswith("topk"):
-            for b in range(4):
-                assert np.array_equal(np.sort(got[b * 16:(b + 1) * 16]), np.sort(head[b])[:16]), name
-        else:
-            got = got[:4 * tile].reshape(4, tile)
-            expected = np.sort(head, axis=1)
-            if "descending" in name:
-                expected = expected[:, ::-1]
-            assert np.array_equal(got, expected), name
-            if name == "pairs_striped":
-                v = vdst[:4 * tile].copy_to_host().reshape(4, tile)
-                assert np.array_equal(host[v], got), name
+        _check(name, host, dst, vdst, threads * items)
         results[name] = time_kernel(lambda: kernel[grid, threads](src, vals, dst, vdst, items))
     return results, compile_s
 
 
 def nvrtc_baseline(threads: int, items: int) -> dict:
     """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
-    import numpy as np
     from numba_cuda_mlir import cuda
 
     source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
     launches = build_nvrtc_kernels(source, [f"sort_tile<{i}>" for i in range(5)])
-    host = _keys()
-    src = cuda.to_device(host)
-    vals = cuda.to_device(np.arange(N, dtype=np.uint32))
-    dst = cuda.device_array(N, dtype=np.uint32)
-    vdst = cuda.device_array(N, dtype=np.uint32)
-    tile = threads * items
-    grid = N // tile
-    launches["sort_tile<0>"](grid, threads, src, vals, dst, vdst)
-    cuda.synchronize()
-    got = dst.copy_to_host()[:2 * tile].reshape(2, tile)
-    assert np.array_equal(got, np.sort(host[:2 * tile].reshape(2, tile), axis=1)), "NVRTC baseline"
+    host, src, vals, dst, vdst = _buffers()
+    grid = N // (threads * items)
     results = {}
     for i, name in enumerate(CASES[:5]):
         launch = launches[f"sort_tile<{i}>"]
+        launch(grid, threads, src, vals, dst, vdst)
+        cuda.synchronize()
+        _check(name, host, dst, vdst, threads * items)
         results[name] = time_kernel(lambda: launch(grid, threads, src, vals, dst, vdst))
     return results
 
