@@ -10,11 +10,11 @@ import numpy as np
 
 from .._dtypes import cxx_type, is_float
 from ..core import validate as v
-from ._spec import PayloadArg
+from ._spec import AbiOperand, PayloadArg
 
 __all__ = [
-    "key_dtype", "value_dtype", "ordering_functor", "copy_in", "copy_out", "bit_ordering",
-    "param_dict", "sentinel_bits", "sentinel_decl",
+    "key_dtype", "value_dtype", "key_value_operands", "ordering_functor", "copy_in", "copy_out",
+    "bit_ordering", "param_dict", "sentinel_bits", "sentinel_decl",
 ]
 
 
@@ -35,6 +35,21 @@ def value_dtype(call: str, keys: PayloadArg, values) -> tuple[PayloadArg, np.dty
     dtype = v.require_known_dtype(call, "values", payload)
     v.require_same_items(call, "values", payload, "keys", keys)
     return payload, dtype
+
+
+def key_value_operands(kdt: np.dtype, vdt: np.dtype | None) -> list:
+    """The ABI operands of a keys (``vdt`` None) or pairs operation, in provider order.
+
+    Keys-only calls return one ThreadData (``result``); pairs calls return a tuple
+    (``result.0`` keys, ``result.1`` values).  Callers append their controls.
+    """
+    operands = [AbiOperand("keys", "payload", kdt, "in_keys")]
+    if vdt is not None:
+        operands.append(AbiOperand("values", "payload", vdt, "in_values"))
+    operands.append(AbiOperand("result" if vdt is None else "result.0", "out", kdt, "out_keys"))
+    if vdt is not None:
+        operands.append(AbiOperand("result.1", "out", vdt, "out_values"))
+    return operands
 
 
 def ordering_functor(name: str, dtype: np.dtype, descending: bool) -> str:

@@ -23,7 +23,7 @@ from .._dtypes import cxx_type
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import copy_in, copy_out, key_dtype, ordering_functor, param_dict, value_dtype
+from ._sorting import copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, param_dict, value_dtype
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -166,12 +166,7 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     elif order == "greater":
         order, desc = "less", not desc
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = [AbiOperand("keys", "payload", kdt, "in_keys")]
-    if vdt is not None:
-        operands.append(AbiOperand("values", "payload", vdt, "in_values"))
-    operands.append(AbiOperand("result" if vdt is None else "result.0", "out", kdt, "out_keys"))
-    if vdt is not None:
-        operands.append(AbiOperand("result.1", "out", vdt, "out_values"))
+    operands = key_value_operands(kdt, vdt)
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
     if oob is not None:

@@ -27,7 +27,10 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, sentinel_decl, value_dtype
+from ._sorting import (
+    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, sentinel_decl,
+    value_dtype,
+)
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -205,12 +208,7 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
     striped = v.require_literal_bool(call, "blocked_to_striped", blocked_to_striped, False)
     rbits = _radix_bits(call, "radix_bits", radix_bits, 4)
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = [AbiOperand("keys", "payload", kdt, "in_keys")]
-    if vdt is not None:
-        operands.append(AbiOperand("values", "payload", vdt, "in_values"))
-    operands.append(AbiOperand("result" if vdt is None else "result.0", "out", kdt, "out_keys"))
-    if vdt is not None:
-        operands.append(AbiOperand("result.1", "out", vdt, "out_values"))
+    operands = key_value_operands(kdt, vdt)
     begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
     end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
     begin = 0 if begin is OMITTED else begin

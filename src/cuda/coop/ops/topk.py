@@ -37,7 +37,10 @@ from .._dtypes import cxx_type
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import bit_ordering, copy_in, copy_out, key_dtype, param_dict, sentinel_decl, value_dtype
+from ._sorting import (
+    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, sentinel_decl,
+    value_dtype,
+)
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -180,12 +183,7 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
             raise InvalidArgumentValueError(f"{call}: k={k_static} is negative; pass 0 <= k <= the tile size")
     vi = v.optional_int_operand(call, "valid_items", valid_items)
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = [AbiOperand("keys", "payload", kdt, "in_keys")]
-    if vdt is not None:
-        operands.append(AbiOperand("values", "payload", vdt, "in_values"))
-    operands.append(AbiOperand("result" if vdt is None else "result.0", "out", kdt, "out_keys"))
-    if vdt is not None:
-        operands.append(AbiOperand("result.1", "out", vdt, "out_values"))
+    operands = key_value_operands(kdt, vdt)
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", _INT64, "valid_items"))
     # The sort orders the whole tile, so the first min(k, valid_items) positions are
