@@ -146,6 +146,20 @@ def _choose_mode(call, mode_arg, group) -> ExchangeMode:
     return mode
 
 
+def _integer_companion(call, m, label, arg, items, used, operands, *, c_name, purpose, needs, unused):
+    """``ranks=``/``valid_flags=``: a ThreadData of integers, required by the modes that
+    use it (appended to ``operands``) and rejected by the others.  Returns its dtype."""
+    if not used:
+        v.forbid(call, label, arg, unused)
+        return None
+    if not v.is_given(arg):
+        raise MissingArgumentError(f"{call}: mode={m.name!r} needs {label}=, {needs}")
+    payload = v.require_integer_payload(call, label, arg, purpose=purpose)
+    v.require_same_items(call, label, payload, "value", items)
+    operands.append(AbiOperand(label, "payload", payload.dtype, c_name))
+    return payload.dtype
+
+
 def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=OMITTED,
                   warp_time_slicing=OMITTED, temp_storage=OMITTED) -> CallPlan:
     call = "coop.exchange()"
@@ -165,33 +179,17 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
                  "need the whole tile in scratch); use mode='scatter_to_striped' or drop "
                  "warp_time_slicing")
     operands = [AbiOperand("value", "payload", dtype, "items")]
-    rank_dtype = flag_dtype = None
-    if m.ranks:
-        if not v.is_given(ranks):
-            raise MissingArgumentError(
-                f"{call}: mode={m.name!r} needs ranks=, a coop.ThreadData of integers with the tile "
-                "position of each item (same items_per_thread as value)"
-            )
-        r = v.require_integer_payload(call, "ranks", ranks, purpose=" (tile positions)")
-        v.require_same_items(call, "ranks", r, "value", items)
-        rank_dtype = r.dtype
-        operands.append(AbiOperand("ranks", "payload", rank_dtype, "ranks"))
-    else:
-        v.forbid(call, "ranks", ranks, f"is only used by the scatter modes, not by mode={m.name!r}; "
-                 "remove it or choose a 'scatter_to_*' mode")
-    if m.flags:
-        if not v.is_given(valid_flags):
-            raise MissingArgumentError(
-                f"{call}: mode={m.name!r} needs valid_flags=, a coop.ThreadData of integers (0 drops "
-                "the item) with the same items_per_thread as value"
-            )
-        f = v.require_integer_payload(call, "valid_flags", valid_flags, purpose=" (0 drops the item)")
-        v.require_same_items(call, "valid_flags", f, "value", items)
-        flag_dtype = f.dtype
-        operands.append(AbiOperand("valid_flags", "payload", flag_dtype, "flags"))
-    else:
-        v.forbid(call, "valid_flags", valid_flags, "is only used by mode='scatter_to_striped_flagged'; "
-                 "remove it or choose that mode")
+    rank_dtype = _integer_companion(
+        call, m, "ranks", ranks, items, m.ranks, operands, c_name="ranks", purpose=" (tile positions)",
+        needs="a coop.ThreadData of integers with the tile position of each item (same items_per_thread "
+              "as value)",
+        unused=f"is only used by the scatter modes, not by mode={m.name!r}; remove it or choose a "
+               "'scatter_to_*' mode")
+    flag_dtype = _integer_companion(
+        call, m, "valid_flags", valid_flags, items, m.flags, operands, c_name="flags",
+        purpose=" (0 drops the item)",
+        needs="a coop.ThreadData of integers (0 drops the item) with the same items_per_thread as value",
+        unused="is only used by mode='scatter_to_striped_flagged'; remove it or choose that mode")
     operands.append(AbiOperand("result", "out", dtype, "out"))
     ts = v.optional_temp_storage(call, temp_storage, g)
     storage = StorageNeed(per="block") if g.kind == "block" else StorageNeed(per="logical_warp", width=g.width)
