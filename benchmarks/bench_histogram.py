@@ -22,7 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, run_json, time_kernel, write_results  # noqa: E402
+from common import (  # noqa: E402
+    build_nvrtc_kernels, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+)
 
 N = 1 << 28  # uint8 samples
 BINS = 256
@@ -205,7 +207,7 @@ def throughput(threads: int, items: int, grid: int):
 
 def nvrtc_baseline(threads: int, items: int, grid: int) -> dict:
     """The per-tile C++ kernel built by NVRTC (cuda.coop's compiler), checked and timed like coop's."""
-    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    source = specialize(CUB_KERNELS, threads, items)
     names = {algo: f"per_tile<cub::BLOCK_HISTO_{algo.upper()}>" for algo in ALGORITHMS}
     launches = build_nvrtc_kernels(source, list(names.values()))
     return _check_and_time({algo: (lambda samples, out, f=launches[name]: f(grid, threads, samples, out, N))
@@ -227,10 +229,8 @@ def main(argv=None):
     report = {"threads": args.threads, "items_per_thread": args.items, "grid": grid, "samples": N, "bins": BINS,
               "device": device.name.decode() if isinstance(device.name, bytes) else str(device.name)}
     report["coop_ms"] = throughput(args.threads, args.items, grid)
-    if nvcc_path():
-        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
-                         "histogram", arch=f"sm_{cc[0]}{cc[1]}")
-        report["cub_ms"] = run_json(exe, grid)
+    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "histogram", grid,
+                                        arch=f"sm_{cc[0]}{cc[1]}")
     report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items, grid)
     print(f"\n2^28 uint8 samples -> 256 bins, {args.threads} threads x {args.items} items, grid {grid}")
     print(f"{'data':9s} {'algorithm':9s} {'coop ms':>8s} {'CUB same':>9s} {'ratio':>6s} {'CUB idiom':>10s} "

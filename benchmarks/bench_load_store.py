@@ -11,15 +11,14 @@ new process) next to the same copy kernel without coop.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (compile_latency, build_cuda, import_source, launch_overhead_us, nvcc_path, time_kernel,  # noqa: E402
-                    write_results)
+from common import (  # noqa: E402
+    compile_latency, import_source, launch_overhead_us, nvcc_baseline_ms, specialize, time_kernel, write_results,
+)
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
 N = 1 << 28  # int32 elements = 1 GiB
@@ -175,10 +174,7 @@ def main(argv=None):
         write_results("load_store_latency", report)
         return report
     report["coop_ms"] = throughput(args.threads, args.items)
-    if nvcc_path():
-        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
-                         "copy_tile")
-        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "copy_tile")
     report["latency"] = latency()
     print(f"\n1 GiB int32 tile copy, {args.threads} threads x {args.items} items per thread")
     print(f"{'algorithm':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s} {'% memcpy':>9s}")

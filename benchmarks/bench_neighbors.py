@@ -13,8 +13,6 @@ LTO), against a C++ functor.  Reports milliseconds, coop/CUB and GB/s.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -22,7 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+from common import (  # noqa: E402
+    import_source, nvcc_baseline_ms, print_ratio_table, specialize, time_kernel, write_results,
+)
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -182,18 +182,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
     report["coop_ms"] = throughput(args.threads, args.items)
-    if nvcc_path():
-        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
-                         "neighbors")
-        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "neighbors")
     print(f"\n1 GiB int32 load -> neighbours -> store, {args.threads} threads x {args.items} items per thread")
-    print(f"{'case':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s}")
-    cub = report.get("cub_ms", {})
-    for name, ms in report["coop_ms"].items():
-        c = cub.get(name)
-        ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
-        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
+    print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"]}, lambda name: 2 * N * 4)
     write_results("neighbors", report)
     return report
 

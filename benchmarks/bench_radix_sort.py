@@ -19,15 +19,15 @@ write), and the first-launch compile time of each coop kernel.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+from common import (  # noqa: E402
+    build_nvrtc_kernels, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+)
 
 N = 1 << 24  # uint32 keys
 CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16",
@@ -228,7 +228,7 @@ def nvrtc_baseline(threads: int, items: int) -> dict:
     """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
     from numba_cuda_mlir import cuda
 
-    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    source = specialize(CUB_KERNELS, threads, items)
     launches = build_nvrtc_kernels(source, [f"sort_tile<{i}>" for i in range(5)])
     host, src, vals, dst, vdst = _buffers()
     grid = N // (threads * items)
@@ -249,10 +249,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     report = {"threads": args.threads, "items_per_thread": args.items, "keys": N}
     report["coop_ms"], report["coop_first_launch_s"] = throughput(args.threads, args.items)
-    if nvcc_path():
-        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
-                         "radix_sort")
-        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "radix_sort")
     report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
     print(f"\nblock radix sort of 2^24 uint32 keys, {args.threads} threads x {args.items} keys per tile")
     print(f"{'case':26s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} "

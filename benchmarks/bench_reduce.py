@@ -16,15 +16,14 @@ disk cache in a new process) next to the same kernel without cuda.coop.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (compile_latency, build_cuda, import_source, nvcc_path, time_kernel,  # noqa: E402
-                    write_results)
+from common import (  # noqa: E402
+    compile_latency, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+)
 
 N = 1 << 28  # float32 elements = 1 GiB
 ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
@@ -234,11 +233,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
     report["coop_ms"], report["abs_error"] = throughput(args.threads, args.items)
-    if nvcc_path():
-        source = (CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items))
-                  .replace("BATCHES", str(BATCHES)))
-        exe = build_cuda(source, "block_sum")
-        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_ms"] = nvcc_baseline_ms(
+        specialize(CUB_SOURCE, args.threads, args.items).replace("BATCHES", str(BATCHES)), "block_sum")
     report["latency"] = latency()
     print(f"\n1 GiB float32 sum, {args.threads} threads x {args.items} items per thread, one atomic per block")
     print(f"{'kernel':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'CUB/coop':>9s} {'GB/s':>8s}")

@@ -17,15 +17,14 @@ loop with a C++ prefix functor.  Reports the compile latency of the tile kernel.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (compile_latency, build_cuda, import_source, nvcc_path, time_kernel,  # noqa: E402
-                    write_results)
+from common import (  # noqa: E402
+    compile_latency, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+)
 
 N = 1 << 28  # int32 elements = 1 GiB
 RUNNING_N = 1 << 24  # the one-block running scan
@@ -239,10 +238,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
     report["coop_ms"] = throughput(args.threads, args.items)
-    if nvcc_path():
-        source = CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items))
-        exe = build_cuda(source, "tile_scan")
-        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "tile_scan")
     report["latency"] = latency()
     print(f"\n1 GiB int32 tile-wise inclusive scan, {args.threads} threads x {args.items} items per thread")
     print(f"{'kernel':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'CUB/coop':>9s} {'GB/s':>8s}")

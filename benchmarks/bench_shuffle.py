@@ -12,14 +12,14 @@ staged-tile shift that CUB has no counterpart for) is reported without a ratio.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import build_cuda, build_nvrtc_kernels, import_source, nvcc_path, time_kernel, write_results  # noqa: E402
+from common import (  # noqa: E402
+    build_nvrtc_kernels, import_source, nvcc_baseline_ms, print_ratio_table, specialize, time_kernel, write_results,
+)
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -164,7 +164,7 @@ def nvrtc_baseline(threads: int, items: int) -> dict:
     import numpy as np
     from numba_cuda_mlir import cuda
 
-    source = CUB_KERNELS.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+    source = specialize(CUB_KERNELS, threads, items)
     launches = build_nvrtc_kernels(source, list(CUB_NAMES.values()))
     src = cuda.to_device(np.arange(N, dtype=np.int32))
     dst = cuda.device_array(N, dtype=np.int32)
@@ -187,25 +187,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
     report["coop_ms"] = throughput(args.threads, args.items)
-    if nvcc_path():
-        exe = build_cuda(CUB_SOURCE.replace("THREADS", str(args.threads)).replace("ITEMS", str(args.items)),
-                         "shuffle")
-        report["cub_ms"] = json.loads(os.popen(str(exe)).read())
+    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "shuffle")
     report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
     print(f"\n1 GiB int32 load -> shuffle -> store, {args.threads} threads x {args.items} items per thread "
           "(scalar cases: one item per thread)")
-    print(f"{'case':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} {'coop/NVRTC':>10s} "
-          f"{'GB/s':>8s}")
-    cub = report.get("cub_ms", {})
-    for name, ms in report["coop_ms"].items():
-        c = cub.get(name)
-        r = report["cub_nvrtc_ms"].get(name)
-        ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        nv = f"{r:9.3f} {r / ms:10.3f}" if r else f"{'n/a':>9s} {'n/a':>10s}"
-        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
-        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {nv} {gbs:8.0f}")
-    print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
-          "compiler) / coop ms")
+    print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"], "NVRTC": report["cub_nvrtc_ms"]},
+                      lambda name: 2 * N * 4)
     write_results("shuffle", report)
     return report
 

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "run_json", "time_kernel", "write_results",
-           "cccl_include", "compile_latency"]
+__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "nvcc_baseline_ms", "specialize", "run_json",
+           "time_kernel", "print_ratio_table", "write_results", "cccl_include", "compile_latency"]
 
 
 def nvcc_path() -> str | None:
@@ -80,6 +80,18 @@ def build_cuda(source: str, name: str, arch: str = "sm_90") -> Path:
     cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl_include()}", "-o", str(exe), str(work / f"{name}.cu")]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return exe
+
+
+def specialize(source: str, threads: int, items: int) -> str:
+    """A C++ baseline's source for one tile shape (it spells the shape THREADS and ITEMS)."""
+    return source.replace("THREADS", str(threads)).replace("ITEMS", str(items))
+
+
+def nvcc_baseline_ms(source: str, name: str, *args, arch: str = "sm_90") -> dict:
+    """Build a C++ baseline with nvcc, run it with ``args``, return the JSON it prints ({} without nvcc)."""
+    if nvcc_path() is None:
+        return {}
+    return run_json(build_cuda(source, name, arch=arch), *args)
 
 
 def build_nvrtc_kernels(source: str, expressions) -> dict:
@@ -191,6 +203,29 @@ def launch_overhead_us(launch, count: int = 200) -> float:
         launch()
     cuda.synchronize()
     return (time.perf_counter() - t0) / count * 1e6
+
+
+def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved) -> None:
+    """One row per case: cuda.coop ms, then for each baseline its ms and the ratio
+    baseline ms / coop ms (above 1: cuda.coop is faster), then GB/s.
+
+    ``baselines`` maps a column name ("CUB C++", "NVRTC") to ``{case: ms}``; a missing
+    case prints n/a.  ``bytes_moved(case)`` is the bytes read plus written per launch.
+    """
+    width = max([len(label), *map(len, coop_ms)]) + 2
+    head = f"{label:{width}s} {'coop ms':>9s}"
+    for column in baselines:
+        head += f" {column + ' ms':>{max(9, len(column) + 3)}s} {'coop/' + column.split()[0]:>10s}"
+    print(head + f" {'GB/s':>8s}")
+    for name, ms in coop_ms.items():
+        row = f"{name:{width}s} {ms:9.3f}"
+        for column, results in baselines.items():
+            b = results.get(name)
+            w = max(9, len(column) + 3)
+            row += f" {b:{w}.3f} {b / ms:10.3f}" if b else f" {'n/a':>{w}s} {'n/a':>10s}"
+        print(row + f" {bytes_moved(name) / (ms * 1e-3) / 1e9:8.0f}")
+    print("coop/X = X ms / coop ms; CUB C++ is built by nvcc, NVRTC is the same C++ built by NVRTC "
+          "(cuda.coop's compiler)" if "NVRTC" in baselines else "coop/X = X ms / coop ms (CUB C++ built by nvcc)")
 
 
 def write_results(name: str, results) -> None:
