@@ -11,16 +11,11 @@ import re
 import pytest
 
 from .test_exchange import BLOCK_DTYPES, ITEMS, RANK_DTYPES, WARP_DTYPES, exchange_kernel
+from .cubin_checks import assert_inlined, compile_cubin
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
 
 
 def _argtypes(dtype, ipt):
@@ -30,13 +25,6 @@ def _argtypes(dtype, ipt):
 
     arr = lambda d: getattr(types, d)[::1]  # noqa: E731
     return (arr(dtype), arr(RANK_DTYPES[dtype]), arr(FLAG_DTYPES[dtype]), getattr(types, dtype)[:, ::1], ipt)
-
-
-def _assert_inlined(kb, cc):
-    assert kb.cubin[:4] == b"\x7fELF"
-    assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
-    assert not re.search(r"^\s*call", kb.ptx, re.M), "a call survived LTO"
-    assert "coop_exchange" not in kb.ptx
 
 
 # Every payload dtype at K=8 (CUB's padded layout), every K for one dtype, both groups.
@@ -50,8 +38,8 @@ GPU_KERNELS = (
 @pytest.mark.parametrize("kind,dtype,ipt", GPU_KERNELS, ids=[f"{k}-{d}-ipt{i}" for k, d, i in GPU_KERNELS])
 def test_gpu_test_kernels_compile(kind, dtype, ipt, nvdisasm):
     kernel, cases = exchange_kernel(kind, dtype)
-    kb = _compile(kernel, _argtypes(dtype, ipt), cc=(9, 0), block=128)
-    _assert_inlined(kb, (9, 0))
+    kb = compile_cubin(kernel, _argtypes(dtype, ipt), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
     assert kb.shared_bytes() > 0
     if kind == "block":
         assert "bar.sync" in kb.ptx
@@ -69,17 +57,17 @@ def test_gpu_test_kernels_compile(kind, dtype, ipt, nvdisasm):
 def test_multidimensional_and_partial_warp_blocks_compile(block):
     warp_multiple = block[0] * block[1] % 32 == 0
     kernel, _ = exchange_kernel("block", "float32", warp_multiple)
-    kb = _compile(kernel, _argtypes("float32", 3), cc=(9, 0), block=block)
-    _assert_inlined(kb, (9, 0))
+    kb = compile_cubin(kernel, _argtypes("float32", 3), cc=(9, 0), block=block)
+    assert_inlined(kb, (9, 0))
     if warp_multiple:
         kernel, _ = exchange_kernel("warp", "float64")
-        _assert_inlined(_compile(kernel, _argtypes("float64", 3), cc=(9, 0), block=block), (9, 0))
+        assert_inlined(compile_cubin(kernel, _argtypes("float64", 3), cc=(9, 0), block=block), (9, 0))
 
 
 @pytest.mark.parametrize("cc", [(8, 0), (10, 0), (12, 0)], ids=["sm80", "sm100", "sm120"])
 def test_other_architectures(cc):
     kernel, _ = exchange_kernel("block", "int64")
-    _assert_inlined(_compile(kernel, _argtypes("int64", 4), cc=cc, block=64), cc)
+    assert_inlined(compile_cubin(kernel, _argtypes("int64", 4), cc=cc, block=64), cc)
 
 
 def _one_call_kernel(extra: str):
@@ -101,8 +89,8 @@ def test_time_slicing_uses_one_warp_of_scratch():
     from numba_cuda_mlir.numba_cuda import types
 
     args = (types.float64[::1], types.float64[::1])
-    full = _compile(_one_call_kernel(""), args, cc=(9, 0), block=256).shared_bytes()
-    sliced = _compile(_one_call_kernel(", warp_time_slicing=True"), args, cc=(9, 0), block=256).shared_bytes()
+    full = compile_cubin(_one_call_kernel(""), args, cc=(9, 0), block=256).shared_bytes()
+    sliced = compile_cubin(_one_call_kernel(", warp_time_slicing=True"), args, cc=(9, 0), block=256).shared_bytes()
     assert full >= 256 * 4 * 8  # the whole tile
     assert 32 * 4 * 8 <= sliced < full / 4  # one warp's share
 
@@ -125,6 +113,6 @@ def kernel(src, dst):
 """
     args = (types.int32[::1], types.int32[::1])
     bars = lambda kb: len(re.findall(r"\bbar\.sync|\bbarrier\.sync", kb.ptx))  # noqa: E731
-    auto = _compile(module_from_source(source.format(auto=True)).kernel, args, cc=(9, 0), block=64)
-    manual = _compile(module_from_source(source.format(auto=False)).kernel, args, cc=(9, 0), block=64)
+    auto = compile_cubin(module_from_source(source.format(auto=True)).kernel, args, cc=(9, 0), block=64)
+    manual = compile_cubin(module_from_source(source.format(auto=False)).kernel, args, cc=(9, 0), block=64)
     assert bars(manual) == bars(auto) - 1

@@ -8,16 +8,11 @@ import numpy as np
 import pytest
 
 from .test_histogram import SAMPLE_DTYPES, histogram_kernel, kernel_argtypes
+from .cubin_checks import compile_cubin
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
 
 
 def _no_calls(kb):
@@ -29,7 +24,7 @@ def _no_calls(kb):
 @pytest.mark.parametrize("dtype", SAMPLE_DTYPES)
 def test_gpu_kernel_compiles(dtype):
     """The GPU matrix kernel (both algorithms, all five cases) for every sample dtype."""
-    kb = _compile(histogram_kernel(dtype, 4), kernel_argtypes(dtype), cc=(9, 0), block=128)
+    kb = compile_cubin(histogram_kernel(dtype, 4), kernel_argtypes(dtype), cc=(9, 0), block=128)
     _no_calls(kb)
     assert kb.shared_bytes() > 0
     assert "atom.shared" in kb.ptx or "red.shared" in kb.ptx
@@ -39,7 +34,7 @@ def test_gpu_kernel_compiles(dtype):
     ("uint8", 16, (8, 0), 128), ("int64", 1, (9, 0), 128), ("int32", 4, (9, 0), (16, 4, 2)),
 ])
 def test_gpu_kernel_other_shapes(dtype, items, cc, block, nvdisasm):
-    kb = _compile(histogram_kernel(dtype, items), kernel_argtypes(dtype), cc=cc, block=block)
+    kb = compile_cubin(histogram_kernel(dtype, items), kernel_argtypes(dtype), cc=cc, block=block)
     _no_calls(kb)
     if nvdisasm:
         sass = kb.sass()
@@ -64,7 +59,7 @@ def kernel(samples, out):
     coop.load(block, samples, s, algorithm="striped")
 {body}
 """)
-    return _compile(module.kernel, (getattr(types, sample)[::1], types.int32[::1]), cc=(9, 0), block=block)
+    return compile_cubin(module.kernel, (getattr(types, sample)[::1], types.int32[::1]), cc=(9, 0), block=block)
 
 
 def test_uint8_256_bins_is_cubs_unguarded_atomic_loop():
@@ -130,13 +125,13 @@ def test_many_tiles_kernel_compiles():
 
     src = inspect.getsource(t.test_histogram_of_many_tiles_by_adding_payloads)
     module = module_from_source(src.split('module_from_source("""', 1)[1].split('""")', 1)[0])
-    kb = _compile(module.kernel, (types.uint8[::1], types.int64[::1], types.int64), cc=(9, 0), block=128)
+    kb = compile_cubin(module.kernel, (types.uint8[::1], types.int64[::1], types.int64), cc=(9, 0), block=128)
     _no_calls(kb)
 
 
 @pytest.mark.parametrize("cc", [(10, 0), (12, 0)], ids=["sm100", "sm120"])
 def test_newer_architectures(cc):
-    kb = _compile(histogram_kernel("int16", 4), kernel_argtypes("int16"), cc=cc, block=128)
+    kb = compile_cubin(histogram_kernel("int16", 4), kernel_argtypes("int16"), cc=cc, block=128)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
     _no_calls(kb)
 
@@ -154,7 +149,7 @@ def test_benchmark_kernel_compiles(algorithm):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     kernel = bench.coop_kernel(algorithm, 256, 32)
-    kb = _compile(kernel, (types.uint8[::1], types.uint32[::1], types.int64), cc=(9, 0), block=256)
+    kb = compile_cubin(kernel, (types.uint8[::1], types.uint32[::1], types.int64), cc=(9, 0), block=256)
     _no_calls(kb)
     assert "ld.global.v4" in kb.ptx or "ld.global.nc.v4" in kb.ptx
     if algorithm == "atomic":

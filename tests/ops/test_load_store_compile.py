@@ -10,22 +10,11 @@ import pytest
 from cuda.coop.ops.load_store import LOAD_ALGORITHMS
 
 from ..kernelgen import group_expr, module_from_source
+from .cubin_checks import compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
-
-
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
 
 
 def copy_kernel(group: str, algorithm: str, dtype="int32"):
@@ -52,9 +41,9 @@ _GROUP = {"block": group_expr("block", None), "warp": group_expr("warp", 32),
 @pytest.mark.parametrize("cc", [(9, 0), (8, 0)], ids=["sm90", "sm80"])
 @pytest.mark.parametrize("group,algorithm", CASES, ids=[f"{g}-{a}" for g, a in CASES])
 def test_every_algorithm_compiles_inlined(group, algorithm, cc, nvdisasm):
-    types = _types()
-    kb = _compile(copy_kernel(_GROUP[group], algorithm), (types.int32[::1], types.int32[::1], 4),
-                  cc=cc, block=128)
+    types = numba_types()
+    kb = compile_cubin(copy_kernel(_GROUP[group], algorithm), (types.int32[::1], types.int32[::1], 4),
+                       cc=cc, block=128)
     assert kb.cubin[:4] == b"\x7fELF"
     assert kb.ptx, "post-LTO PTX is available"
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
@@ -81,17 +70,17 @@ def test_every_algorithm_compiles_inlined(group, algorithm, cc, nvdisasm):
 
 @pytest.mark.parametrize("cc", [(10, 0), (12, 0)], ids=["sm100", "sm120"])
 def test_newer_architectures(cc):
-    types = _types()
-    kb = _compile(copy_kernel(_GROUP["block"], "warp_transpose"), (types.float32[::1], types.float32[::1], 4),
-                  cc=cc, block=256)
+    types = numba_types()
+    kb = compile_cubin(copy_kernel(_GROUP["block"], "warp_transpose"), (types.float32[::1], types.float32[::1], 4),
+                       cc=cc, block=256)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
     assert not re.search(r"^\s*call", kb.ptx, re.M)
 
 
 def test_vectorize_emits_128_bit_accesses(nvdisasm):
-    types = _types()
-    kb = _compile(copy_kernel(_GROUP["block"], "vectorize"), (types.int32[::1], types.int32[::1], 4),
-                  cc=(9, 0), block=128)
+    types = numba_types()
+    kb = compile_cubin(copy_kernel(_GROUP["block"], "vectorize"), (types.int32[::1], types.int32[::1], 4),
+                       cc=(9, 0), block=128)
     assert "ld.global.v4" in kb.ptx or "ld.global.nc.v4" in kb.ptx
     assert "st.global.v4" in kb.ptx
 
@@ -100,19 +89,19 @@ def test_issue_example_compiles_exactly_as_written():
     """The kernel of the foundation issue, unchanged, with items_per_thread a kernel argument."""
     from ..examples_src import copy_tile as example
 
-    types = _types()
-    kb = _compile(example.copy_tile, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
+    types = numba_types()
+    kb = compile_cubin(example.copy_tile, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
     assert kb.cubin[:4] == b"\x7fELF"
     assert "ld.global" in kb.ptx and "st.global" in kb.ptx
 
 
 def test_shared_memory_matches_cub_layout():
     """Transpose scratch is CUB's BlockExchange TempStorage, read from the compiled code."""
-    types = _types()
+    types = numba_types()
     # 128 threads x 4 int32: BlockExchange pads one item per 32 (bank conflicts): 2048 + 64 B? CUB
     # decides; the kernel must hold exactly one region of CUB's size, not one per call.
-    kb = _compile(copy_kernel(_GROUP["block"], "transpose"), (types.int32[::1], types.int32[::1], 4),
-                  cc=(9, 0), block=128)
+    kb = compile_cubin(copy_kernel(_GROUP["block"], "transpose"), (types.int32[::1], types.int32[::1], 4),
+                       cc=(9, 0), block=128)
     regions = re.findall(r"\.shared\s+\.align\s+(\d+)\s+\.b8\s+(\w+)\[(\d+)\]", kb.ptx)
     assert len(regions) == 1, regions
     align, _name, size = regions[0]
@@ -121,17 +110,17 @@ def test_shared_memory_matches_cub_layout():
 
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float64"])
 def test_dtypes_compile(dtype):
-    types = _types()
+    types = numba_types()
     ty = getattr(types, dtype)[::1]
-    kb = _compile(copy_kernel(_GROUP["block"], "warp_transpose"), (ty, ty, 7), cc=(9, 0), block=96)
+    kb = compile_cubin(copy_kernel(_GROUP["block"], "warp_transpose"), (ty, ty, 7), cc=(9, 0), block=96)
     assert not re.search(r"^\s*call", kb.ptx, re.M)
 
 
 def test_block_shape_is_part_of_the_specialization():
-    types = _types()
+    types = numba_types()
     k = copy_kernel(_GROUP["block"], "transpose")
-    a = _compile(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
-    b = _compile(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=(16, 16))
+    a = compile_cubin(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
+    b = compile_cubin(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=(16, 16))
     size = lambda kb: int(re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)[0])
     assert size(b) > size(a)
 
@@ -140,9 +129,9 @@ def test_block_shape_is_part_of_the_specialization():
 def test_temp_storage_kernels_compile(name):
     from .test_load_store import TEMP_STORAGE_KERNELS
 
-    types = _types()
+    types = numba_types()
     kernel = getattr(module_from_source(TEMP_STORAGE_KERNELS), name)
-    kb = _compile(kernel, (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256)
+    kb = compile_cubin(kernel, (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256)
     regions = [int(s) for s in re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)]
     bars = kb.ptx.count("bar.sync")
     if name == "scalar_store_and_inferred":
@@ -154,8 +143,8 @@ def test_temp_storage_kernels_compile(name):
         assert len(regions) == 1 and 4096 <= regions[0] < 2 * 4096
     if name == "manual_sync":
         # auto_sync=False: only CUB's internal barriers and the user's two syncthreads.
-        auto = _compile(getattr(module_from_source(TEMP_STORAGE_KERNELS), "shared_auto"),
-                        (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256).ptx.count("bar.sync")
+        auto = compile_cubin(getattr(module_from_source(TEMP_STORAGE_KERNELS), "shared_auto"),
+                             (types.int32[::1], types.int32[::1], 3), cc=(9, 0), block=256).ptx.count("bar.sync")
         assert bars == auto
 
 
@@ -165,10 +154,10 @@ def test_gpu_matrix_kernels_compile(dtype):
     """The GPU matrix's generated kernels compile here, so the device run finds only numeric issues."""
     from .test_load_store import _oob, _poison, load_store_kernel
 
-    types = _types()
+    types = numba_types()
     a1, a2 = getattr(types, dtype)[::1], getattr(types, dtype)[:, ::1]
     kernel = load_store_kernel("block", dtype, _poison(dtype), _oob(dtype))
-    kb = _compile(kernel, (a1, a1, a2, a2, a2, a2, a2, types.int64[::1], 7), cc=(9, 0), block=128)
+    kb = compile_cubin(kernel, (a1, a1, a2, a2, a2, a2, a2, types.int64[::1], 7), cc=(9, 0), block=128)
     assert kb.cubin[:4] == b"\x7fELF"
 
 
@@ -213,11 +202,11 @@ def dtype_from_slice(src, dst, n):
 @pytest.mark.parametrize("name", ["from_global", "from_literal", "from_closure",
                                   "dtype_from_store_destination", "dtype_from_slice"])
 def test_items_per_thread_and_dtype_sources(name):
-    types = _types()
+    types = numba_types()
     module = module_from_source(SOURCES_OF_ITEMS_PER_THREAD)
     kernel = module.make_closure(5) if name == "from_closure" else getattr(module, name)
     args = [types.float64[::1], types.float64[::1]] + ([types.int64] if name == "dtype_from_slice" else [])
-    kb = _compile(kernel, args, cc=(9, 0), block=64)
+    kb = compile_cubin(kernel, args, cc=(9, 0), block=64)
     loads = len(re.findall(r"ld\.global(\.nc)?\.f64", kb.ptx))
     expected = {"from_global": 4, "from_literal": 3, "from_closure": 5, "dtype_from_store_destination": 2,
                 "dtype_from_slice": 2}[name]
@@ -247,18 +236,18 @@ def uses_separate(src, dst):
 
 
 def test_device_function_helpers_are_specialized_with_their_kernel():
-    types = _types()
+    types = numba_types()
     module = module_from_source(DEVICE_HELPERS)
-    small = _compile(module.uses_helper, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
-    large = _compile(module.uses_helper, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=256)
+    small = compile_cubin(module.uses_helper, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    large = compile_cubin(module.uses_helper, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=256)
     assert large.shared_bytes() > small.shared_bytes() > 0
 
 
 def test_device_function_compiled_on_its_own_is_refused():
     import cuda.coop as coop
 
-    types = _types()
+    types = numba_types()
     module = module_from_source(DEVICE_HELPERS)
     with pytest.raises(coop.UnknownBlockDimensionError) as info:
-        _compile(module.uses_separate, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+        compile_cubin(module.uses_separate, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
     assert "inline='never'" in str(info.value) and "inline='always'" in str(info.value)

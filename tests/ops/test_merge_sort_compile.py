@@ -6,52 +6,21 @@ group and variant), so a device run can only find numerical problems.
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from .test_merge_sort import DTYPES, ITEMS, merge_sort_kernel, oob_text, other_value_dtype
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
 
 
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
-
-
 def gpu_kernel_argtypes(dtype, ipt):
-    types = _types()
+    types = numba_types()
     key, other = getattr(types, dtype), getattr(types, other_value_dtype(dtype))
     return (key[::1], key[:, ::1], types.int32[:, ::1], other[:, ::1], types.int64[::1], ipt)
-
-
-def assert_inlined(kb, nvdisasm=None):
-    assert kb.cubin[:4] == b"\x7fELF"
-    assert not re.search(r"^\s*call", kb.ptx, re.M), "a call survived LTO"
-    assert "coop_merge_sort" not in kb.ptx
-    if nvdisasm:
-        assert not sass_calls(kb.sass())
-
-
-def sass_calls(sass: str) -> list:
-    """CALL instructions into other functions.
-
-    ptxas implements __syncwarp on sm_70..sm_80 with an internal subroutine
-    (``__cuda_sm70_warpsync``) and some sm_80 loops with ``CALL.REL.NOINC`` to a
-    label of the same function (``.L_x_N``): neither is a call into a provider.
-    """
-    return [l for l in sass.splitlines()
-            if "CALL" in l and "__cuda_sm" not in l and not re.search(r"CALL\.REL\.NOINC `\(\.L_x_\d+\)", l)]
 
 
 # Every dtype once, items_per_thread cycling through the GPU matrix's values.
@@ -60,15 +29,15 @@ SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]
 
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_kernels_compile(dtype, ipt):
-    kb = _compile(merge_sort_kernel(dtype, oob_text(dtype)), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
+    kb = compile_cubin(merge_sort_kernel(dtype, oob_text(dtype)), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
     assert_inlined(kb)
     assert kb.shared_bytes() > 0 and "bar.sync" in kb.ptx and "bar.warp.sync" in kb.ptx
 
 
 @pytest.mark.parametrize("block", [(8, 4, 4), (32, 2, 1)], ids=["3d-128", "2d-64"])
 def test_gpu_block_only_kernels_compile(block):
-    kb = _compile(merge_sort_kernel("int64", oob_text("int64"), block_only=True), gpu_kernel_argtypes("int64", 4),
-                  cc=(9, 0), block=block)
+    kb = compile_cubin(merge_sort_kernel("int64", oob_text("int64"), block_only=True), gpu_kernel_argtypes("int64", 4),
+                       cc=(9, 0), block=block)
     assert_inlined(kb)
 
 
@@ -95,7 +64,7 @@ def kernel(src, dst, vdst, n, items_per_thread):
 
 
 def _sort_argtypes(ipt=4):
-    types = _types()
+    types = numba_types()
     return (types.float32[::1], types.float32[::1], types.int32[::1], types.int64, ipt)
 
 
@@ -103,10 +72,10 @@ def _sort_argtypes(ipt=4):
 @pytest.mark.parametrize("group", ["coop.this_block()", "coop.this_warp()", "coop.this_warp().group_by(4)"],
                          ids=["block", "warp", "logical4"])
 def test_sort_inlined_and_uses_shared_memory(group, cc, nvdisasm):
-    kb = _compile(sort_kernel(group, True, valid_items="n", oob_default="np.float32(1e30)"), _sort_argtypes(),
-                  cc=cc, block=128)
+    kb = compile_cubin(sort_kernel(group, True, valid_items="n", oob_default="np.float32(1e30)"), _sort_argtypes(),
+                       cc=cc, block=128)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
-    assert_inlined(kb, nvdisasm)
+    assert_inlined(kb, nvdisasm=nvdisasm)
     assert kb.shared_bytes() > 0
     if nvdisasm:
         sass = kb.sass()
@@ -115,22 +84,22 @@ def test_sort_inlined_and_uses_shared_memory(group, cc, nvdisasm):
 
 def test_block_scratch_is_one_tile_of_keys():
     """CUB's BlockMergeSort TempStorage: a union of (tile + 1) keys and (tile + 1) values."""
-    kb = _compile(sort_kernel("coop.this_block()", False), _sort_argtypes(), cc=(9, 0), block=128)
+    kb = compile_cubin(sort_kernel("coop.this_block()", False), _sort_argtypes(), cc=(9, 0), block=128)
     assert kb.shared_bytes() >= (128 * 4 + 1) * 4
     assert kb.shared_bytes() <= (128 * 4 + 1) * 4 + 64
 
 
 def test_logical_warps_get_one_scratch_slice_each():
-    one = _compile(sort_kernel("coop.this_warp().group_by(8)", False), _sort_argtypes(), cc=(9, 0), block=64)
-    two = _compile(sort_kernel("coop.this_warp().group_by(8)", False), _sort_argtypes(), cc=(9, 0), block=128)
+    one = compile_cubin(sort_kernel("coop.this_warp().group_by(8)", False), _sort_argtypes(), cc=(9, 0), block=64)
+    two = compile_cubin(sort_kernel("coop.this_warp().group_by(8)", False), _sort_argtypes(), cc=(9, 0), block=128)
     assert two.shared_bytes() == 2 * one.shared_bytes()
 
 
 def test_non_power_of_two_block_is_fine_for_warp_sorts():
-    kb = _compile(sort_kernel("coop.this_warp()", False), _sort_argtypes(), cc=(9, 0), block=96)
+    kb = compile_cubin(sort_kernel("coop.this_warp()", False), _sort_argtypes(), cc=(9, 0), block=96)
     assert_inlined(kb)
 
 
 def test_descending_and_full_tile_variants_compile():
-    kb = _compile(sort_kernel("coop.this_block()", True, descending=True), _sort_argtypes(3), cc=(9, 0), block=256)
+    kb = compile_cubin(sort_kernel("coop.this_block()", True, descending=True), _sort_argtypes(3), cc=(9, 0), block=256)
     assert_inlined(kb)

@@ -12,33 +12,16 @@ import pytest
 
 from ..kernelgen import module_from_source
 from .test_merge_sort import DTYPES, other_value_dtype
-from .test_merge_sort_compile import assert_inlined as _assert_inlined
 from .test_radix import ITEMS, prefix_items, radix_kernel
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
 
 
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
-
-
-def assert_inlined(kb, nvdisasm=None):
-    _assert_inlined(kb, nvdisasm)
-    assert "coop_radix" not in kb.ptx
-
-
 def gpu_kernel_argtypes(dtype, ipt):
-    types = _types()
+    types = numba_types()
     key, other = getattr(types, dtype), getattr(types, other_value_dtype(dtype))
     return (key[::1], key[:, ::1], types.int32[:, ::1], other[:, ::1], types.int32[:, ::1], types.int32[::1],
             types.int64[::1], types.int32[::1], types.int64[::1], ipt)
@@ -49,14 +32,14 @@ SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]
 
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_kernels_compile(dtype, ipt):
-    kb = _compile(radix_kernel(dtype, prefix_items(128)), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
+    kb = compile_cubin(radix_kernel(dtype, prefix_items(128)), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
     assert_inlined(kb)
     assert "bar.sync" in kb.ptx
 
 
 def test_gpu_kernel_for_multidimensional_blocks_compiles():
-    kb = _compile(radix_kernel("float64", prefix_items(96)), gpu_kernel_argtypes("float64", 3), cc=(9, 0),
-                  block=(16, 6, 1))
+    kb = compile_cubin(radix_kernel("float64", prefix_items(96)), gpu_kernel_argtypes("float64", 3), cc=(9, 0),
+                       block=(16, 6, 1))
     assert_inlined(kb)
 
 
@@ -76,7 +59,7 @@ def kernel(src, dst, vdst, lo, hi, items_per_thread):
 
 
 def _argtypes(dtype="uint32", ipt=16):
-    types = _types()
+    types = numba_types()
     t = getattr(types, dtype)
     return (t[::1], t[::1], types.int32[::1], types.int32, types.int32, ipt)
 
@@ -90,8 +73,8 @@ STORE_KEYS = """
 @pytest.mark.parametrize("cc", [(9, 0), (8, 0)], ids=["sm90", "sm80"])
 def test_benchmark_shape_inlined(cc, nvdisasm):
     """128 threads x 16 uint32 keys: the benchmark's tile."""
-    kb = _compile(sort_kernel("    r = coop.radix_sort_keys(g, keys)" + STORE_KEYS), _argtypes(), cc=cc, block=128)
-    assert_inlined(kb, nvdisasm)
+    kb = compile_cubin(sort_kernel("    r = coop.radix_sort_keys(g, keys)" + STORE_KEYS), _argtypes(), cc=cc, block=128)
+    assert_inlined(kb, nvdisasm=nvdisasm)
     # CUB's TempStorage: the exchange of 128 x 16 keys (with bank-conflict padding)
     # or the ranking counters, whichever is larger.
     assert 128 * 16 * 4 <= kb.shared_bytes() <= 128 * 16 * 4 + 1024
@@ -108,7 +91,7 @@ def test_runtime_bits_and_striped_output_compile():
         dst[base + i] = r[i]
         vdst[base + i] = s[i]
 """
-    kb = _compile(sort_kernel(body, "float64"), _argtypes("float64", 4), cc=(9, 0), block=(32, 4))
+    kb = compile_cubin(sort_kernel(body, "float64"), _argtypes("float64", 4), cc=(9, 0), block=(32, 4))
     assert_inlined(kb)
 
 
@@ -122,7 +105,7 @@ def test_rank_with_digit_prefix_compiles():
 """
     # 8-bit digits: CUB keeps 2**8 / 2 packed counters per thread (32 KiB at 64
     # threads; 128 threads would exceed the 48 KiB static limit).
-    kb = _compile(sort_kernel(body, "int16"), _argtypes("int16", 2), cc=(9, 0), block=64)
+    kb = compile_cubin(sort_kernel(body, "int16"), _argtypes("int16", 2), cc=(9, 0), block=64)
     assert_inlined(kb)
 
 
@@ -133,7 +116,7 @@ def test_rank_scratch_grows_with_radix_bits():
     for i in range(items_per_thread):
         vdst[base + i] = r[i]
 """
-        return _compile(sort_kernel(body), _argtypes(ipt=2), cc=(9, 0), block=128).shared_bytes()
+        return compile_cubin(sort_kernel(body), _argtypes(ipt=2), cc=(9, 0), block=128).shared_bytes()
 
     assert rank(6) > rank(3)
 
@@ -147,7 +130,7 @@ def test_items_per_thread_attribute_of_a_payload():
     for j in range(pre.items_per_thread):
         vdst[cuda.threadIdx.x * pre.items_per_thread + j] = pre[j] + keys.items_per_thread
 """
-    kb = _compile(sort_kernel(body), _argtypes(ipt=2), cc=(9, 0), block=32)
+    kb = compile_cubin(sort_kernel(body), _argtypes(ipt=2), cc=(9, 0), block=32)
     assert kb.cubin[:4] == b"\x7fELF"
 
 
@@ -163,7 +146,7 @@ def test_explicit_temp_storage_shared_by_sorting_calls():
         dst[base + i] = r[i] + m[i] + t[i]
         vdst[base + i] = q[i]
 """
-    kb = _compile(sort_kernel(body), _argtypes(ipt=4), cc=(9, 0), block=128)
+    kb = compile_cubin(sort_kernel(body), _argtypes(ipt=4), cc=(9, 0), block=128)
     assert_inlined(kb)
     regions = re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+)\[(\d+)\]", kb.ptx)
     assert len(regions) == 1, regions  # one region, as large as the largest need

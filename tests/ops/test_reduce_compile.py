@@ -7,7 +7,6 @@ numerical problems.
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
@@ -15,34 +14,11 @@ from cuda.coop.ops.reduce import ALGORITHMS
 
 from ..kernelgen import group_expr, module_from_source
 from . import test_reduce as gpu
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
-
-
-def assert_inlined(kb, nvdisasm=None):
-    """No call survives LTO: the CUB wrapper, its helpers and user callbacks are inlined."""
-    calls = re.findall(r"^\s*call.*$", kb.ptx, re.M)
-    assert not calls, calls
-    assert "coop_reduce" not in kb.ptx and "coop_cb_" not in kb.ptx
-    if nvdisasm:
-        sass = kb.sass()
-        # ptxas implements __syncwarp on sm_70..sm_80 with an internal subroutine.
-        bad = [line for line in sass.splitlines() if "CALL" in line and "__cuda_sm" not in line]
-        assert not bad, bad
 
 
 GROUPS = {"block": group_expr("block", None), "warp": group_expr("warp", 32), "logical8": group_expr("warp", 8)}
@@ -77,10 +53,10 @@ CASES = [(op, g) for op in ("sum", "reduce", "reduce_scalar") for g in GROUPS] +
 @pytest.mark.parametrize("cc", [(9, 0), (8, 0)], ids=["sm90", "sm80"])
 @pytest.mark.parametrize("op,group", CASES, ids=[f"{o}-{g}" for o, g in CASES])
 def test_every_op_and_group_compiles_inlined(op, group, cc, nvdisasm):
-    types = _types()
-    kb = _compile(op_kernel(op, group), (types.float32[::1], types.float32[::1]), cc=cc, block=128)
+    types = numba_types()
+    kb = compile_cubin(op_kernel(op, group), (types.float32[::1], types.float32[::1]), cc=cc, block=128)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
-    assert_inlined(kb, nvdisasm)
+    assert_inlined(kb, nvdisasm=nvdisasm)
     if group == "block":
         # CUB's BlockReduce scratch, placed by the core; one barrier ends the call.
         assert kb.shared_bytes() > 0 and "bar.sync" in kb.ptx
@@ -93,7 +69,7 @@ def test_every_op_and_group_compiles_inlined(op, group, cc, nvdisasm):
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS["block"]))
 @pytest.mark.parametrize("dtype", ["int8", "float32", "int64"])
 def test_block_algorithms(algorithm, dtype, nvdisasm):
-    types = _types()
+    types = numba_types()
     ty = getattr(types, dtype)
     k = module_from_source(f"""
 @cuda.jit
@@ -105,26 +81,26 @@ def kernel(src, dst):
     dst[gtid] = coop.reduce(coop.this_block(), items, binary_op="max", algorithm="{algorithm}")
     dst[gtid] += coop.sum(coop.this_block(), items, algorithm="{algorithm}", valid_items=cuda.blockIdx.x + 1)
 """).kernel
-    kb = _compile(k, (ty[::1], ty[::1]), cc=(9, 0), block=256)
-    assert_inlined(kb, nvdisasm)
+    kb = compile_cubin(k, (ty[::1], ty[::1]), cc=(9, 0), block=256)
+    assert_inlined(kb, nvdisasm=nvdisasm)
 
 
 def test_warp_sum_uses_redux_on_sm80_and_later(nvdisasm):
     """CUB's int32 warp sum is one REDUX instruction on sm_80+: the wrapper costs nothing."""
-    types = _types()
+    types = numba_types()
     k = module_from_source("""
 @cuda.jit
 def kernel(src, dst):
     gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     dst[gtid] = coop.sum(coop.this_warp(), src[gtid], broadcast=True)
 """).kernel
-    kb = _compile(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    kb = compile_cubin(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
     assert "redux.sync.add.s32" in kb.ptx
-    assert_inlined(kb, nvdisasm)
+    assert_inlined(kb, nvdisasm=nvdisasm)
 
 
 def test_broadcast():
-    types = _types()
+    types = numba_types()
     src = """
 @cuda.jit
 def kernel(src, dst):
@@ -135,7 +111,7 @@ def kernel(src, dst):
     for group in ("block", "logical8"):
         for bcast in (False, True):
             k = module_from_source(src.format(group=GROUPS[group], bcast=bcast)).kernel
-            kb = _compile(k, (types.float64[::1], types.float64[::1]), cc=(9, 0), block=128)
+            kb = compile_cubin(k, (types.float64[::1], types.float64[::1]), cc=(9, 0), block=128)
             assert_inlined(kb)
             sizes[group, bcast] = (kb.ptx.count("bar.sync"), kb.shared_bytes(), kb.ptx.count("shfl.sync.idx"))
     # A block broadcast adds one barrier and a slot next to CUB's scratch.
@@ -152,7 +128,7 @@ def test_batched_reduction_takes_o_b_shuffles(batches, expected):
     B > 32: S*32 - S (B padded to S*32); B <= 32: P - 1 + log2(32/P) (P = next power
     of two).  CUB's WarpReduce per batch would take B*log2(32) = 5B.
     """
-    types = _types()
+    types = numba_types()
     k = module_from_source(f"""
 @cuda.jit
 def kernel(src, dst):
@@ -164,7 +140,7 @@ def kernel(src, dst):
     for s in range(r.items_per_thread):
         dst[gtid * {batches} + s] = r[s]
 """).kernel
-    kb = _compile(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=64)
+    kb = compile_cubin(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=64)
     assert_inlined(kb)
     assert kb.ptx.count("shfl.sync.bfly") == expected
     assert kb.shared_bytes() == 0 and ".local" not in kb.ptx, "the batches stay in registers"
@@ -172,7 +148,7 @@ def kernel(src, dst):
 
 def test_user_operator_is_inlined_and_identified_by_the_function(nvdisasm):
     """Two device functions with the same signature get two providers and both inline."""
-    types = _types()
+    types = numba_types()
     k = module_from_source("""
 @cuda.jit(device=True)
 def first(a, b):
@@ -188,14 +164,14 @@ def kernel(src, dst):
     dst[gtid] = coop.reduce(coop.this_warp(), src[gtid], binary_op=first)
     dst[gtid] += coop.reduce(coop.this_warp(), src[gtid], binary_op=second)
 """).kernel
-    kb = _compile(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=64)
-    assert_inlined(kb, nvdisasm)
+    kb = compile_cubin(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=64)
+    assert_inlined(kb, nvdisasm=nvdisasm)
     assert "mul.lo.s32" in kb.ptx or "mad.lo.s32" in kb.ptx
     assert kb.ptx.count("mad.lo.s32") + kb.ptx.count("mul.lo.s32") >= 2
 
 
 def _gpu_argtypes(dtype, ipt):
-    types = _types()
+    types = numba_types()
     ty = getattr(types, dtype)
     return (ty[::1], ty[::1], ty[:, ::1], types.int64[::1], ipt)
 
@@ -206,7 +182,7 @@ SAMPLE = [(d, gpu.ITEMS[i % len(gpu.ITEMS)]) for i, d in enumerate(gpu.DTYPES)]
 
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_matrix_kernels_compile(dtype, ipt):
-    kb = _compile(gpu.reduce_kernel(dtype), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=gpu.BLOCK)
+    kb = compile_cubin(gpu.reduce_kernel(dtype), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=gpu.BLOCK)
     assert_inlined(kb)
 
 
@@ -215,12 +191,12 @@ BATCHED_SAMPLE = [(d, gpu.BATCHES[i % len(gpu.BATCHES)]) for i, d in enumerate(g
 
 @pytest.mark.parametrize("dtype,batches", BATCHED_SAMPLE, ids=[f"{d}-B{b}" for d, b in BATCHED_SAMPLE])
 def test_gpu_batched_kernels_compile(dtype, batches):
-    ty = getattr(_types(), dtype)
-    kb = _compile(gpu.batched_kernel(dtype, batches), (ty[::1], ty[:, ::1]), cc=(9, 0), block=gpu.BLOCK)
+    ty = getattr(numba_types(), dtype)
+    kb = compile_cubin(gpu.batched_kernel(dtype, batches), (ty[::1], ty[:, ::1]), cc=(9, 0), block=gpu.BLOCK)
     assert_inlined(kb)
 
 
 def test_gpu_block_shape_kernel_compiles():
-    kb = _compile(gpu.reduce_kernel("int32", gpu.block_only_cases("int32")), _gpu_argtypes("int32", 4),
-                  cc=(9, 0), block=(10, 5, 1))
+    kb = compile_cubin(gpu.reduce_kernel("int32", gpu.block_only_cases("int32")), _gpu_argtypes("int32", 4),
+                       cc=(9, 0), block=(10, 5, 1))
     assert_inlined(kb)

@@ -8,16 +8,11 @@ import numpy as np
 import pytest
 
 from .test_run_length import CONFIGS, LENGTH_DTYPES, VALUE_DTYPES, kernel_argtypes, rld_kernel
+from .cubin_checks import compile_cubin
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
 
 
 def _no_calls(kb):
@@ -30,7 +25,7 @@ def _no_calls(kb):
 def test_gpu_kernel_compiles(vdt, ldt):
     """The GPU matrix kernel (three-run config: windows, window loop, both _into forms) per value dtype."""
     runs, decoded, rel = CONFIGS[0]
-    kb = _compile(rld_kernel(vdt, ldt, runs, decoded, rel), kernel_argtypes(vdt, ldt), cc=(9, 0), block=128)
+    kb = compile_cubin(rld_kernel(vdt, ldt, runs, decoded, rel), kernel_argtypes(vdt, ldt), cc=(9, 0), block=128)
     _no_calls(kb)
     assert kb.shared_bytes() > 0
 
@@ -40,7 +35,7 @@ def test_gpu_kernel_compiles(vdt, ldt):
 ])
 def test_gpu_kernel_other_configs(vdt, ldt, cc, block, nvdisasm):
     runs, decoded, rel = CONFIGS[1] if block == 128 else CONFIGS[0]
-    kb = _compile(rld_kernel(vdt, ldt, runs, decoded, rel), kernel_argtypes(vdt, ldt), cc=cc, block=block)
+    kb = compile_cubin(rld_kernel(vdt, ldt, runs, decoded, rel), kernel_argtypes(vdt, ldt), cc=cc, block=block)
     _no_calls(kb)
     if nvdisasm:
         sass = kb.sass()
@@ -98,8 +93,8 @@ def kernel(values, lengths, out, total):
     if cuda.threadIdx.x == 0:
         total[0] = t
 """)
-    kb = _compile(module.kernel, (types.float32[::1], types.uint16[::1], types.float32[::1], types.int64[::1]),
-                  cc=(9, 0), block=256)
+    kb = compile_cubin(module.kernel, (types.float32[::1], types.uint16[::1], types.float32[::1], types.int64[::1]),
+                       cc=(9, 0), block=256)
     _no_calls(kb)
     assert "st.global.v4" in kb.ptx
     # The run table: 512 runs x (4-byte value + 4-byte offset), no more.
@@ -108,8 +103,8 @@ def kernel(values, lengths, out, total):
 
 @pytest.mark.parametrize("cc", [(10, 0), (12, 0)], ids=["sm100", "sm120"])
 def test_newer_architectures(cc):
-    kb = _compile(rld_kernel("uint32", "uint32", 1, 5, "uint16"), kernel_argtypes("uint32", "uint32"), cc=cc,
-                  block=128)
+    kb = compile_cubin(rld_kernel("uint32", "uint32", 1, 5, "uint16"), kernel_argtypes("uint32", "uint32"), cc=cc,
+                       block=128)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
     _no_calls(kb)
 

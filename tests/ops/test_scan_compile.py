@@ -12,23 +12,11 @@ from cuda.coop.ops.scan import ALGORITHMS
 
 from ..kernelgen import group_expr, module_from_source
 from . import test_scan as gpu
-from .test_reduce_compile import assert_inlined
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
 
 
 GROUPS = {"block": group_expr("block", None), "warp": group_expr("warp", 32), "logical8": group_expr("warp", 8)}
@@ -67,10 +55,10 @@ CASES = [(op, g, v) for op in OPS for g in GROUPS for v in ("items", "src[gtid]"
 @pytest.mark.parametrize("op,group,value", CASES,
                          ids=[f"{o}-{g}-{'payload' if v == 'items' else 'scalar'}" for o, g, v in CASES])
 def test_every_op_and_group_compiles_inlined(op, group, value, cc, nvdisasm):
-    types = _types()
-    kb = _compile(op_kernel(op, group, value), (types.int32[::1], types.int32[::1]), cc=cc, block=128)
+    types = numba_types()
+    kb = compile_cubin(op_kernel(op, group, value), (types.int32[::1], types.int32[::1]), cc=cc, block=128)
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
-    assert_inlined(kb, nvdisasm)
+    assert_inlined(kb, nvdisasm=nvdisasm)
     assert "coop_scan" not in kb.ptx
     if group == "block":
         assert kb.shared_bytes() > 0 and "bar.sync" in kb.ptx
@@ -82,7 +70,7 @@ def test_every_op_and_group_compiles_inlined(op, group, value, cc, nvdisasm):
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "float32", "float64"])
 def test_block_algorithms_with_every_kind_of_operator(algorithm, dtype, nvdisasm):
     """Built-in, Python and user operators over 4+ items: CUB's ThreadReduce never traps."""
-    types = _types()
+    types = numba_types()
     ty = getattr(types, dtype)
     k = module_from_source(f"""
 import operator
@@ -105,12 +93,12 @@ def kernel(src, dst):
     for i in range(8):
         dst[gtid * 8 + i] = a[i] + b[i] + c[i] + d[i] + e[i]
 """).kernel
-    kb = _compile(k, (ty[::1], ty[::1]), cc=(9, 0), block=128)
-    assert_inlined(kb, nvdisasm)
+    kb = compile_cubin(k, (ty[::1], ty[::1]), cc=(9, 0), block=128)
+    assert_inlined(kb, nvdisasm=nvdisasm)
 
 
 def test_prefix_callbacks_inline(nvdisasm):
-    types = _types()
+    types = numba_types()
     k = module_from_source("""
 @cuda.jit(device=True)
 def running(state, block_aggregate):
@@ -135,13 +123,13 @@ def kernel(src, dst, n):
         for i in range(4):
             dst[start + cuda.threadIdx.x * 4 + i] = r[i] + s[i]
 """).kernel
-    kb = _compile(k, (types.float32[::1], types.float32[::1], types.int64), cc=(9, 0), block=128)
-    assert_inlined(kb, nvdisasm)
+    kb = compile_cubin(k, (types.float32[::1], types.float32[::1], types.int64), cc=(9, 0), block=128)
+    assert_inlined(kb, nvdisasm=nvdisasm)
 
 
 def test_warp_payload_scan_is_shuffles_only():
     """Several items per lane: one warp scan of the lane totals, no shared memory."""
-    types = _types()
+    types = numba_types()
     k = module_from_source("""
 @cuda.jit
 def kernel(src, dst):
@@ -154,13 +142,13 @@ def kernel(src, dst):
     for i in range(7):
         dst[gtid * 7 + i] = r[i] + agg[0]
 """).kernel
-    kb = _compile(k, (types.int64[::1], types.int64[::1]), cc=(9, 0), block=64)
+    kb = compile_cubin(k, (types.int64[::1], types.int64[::1]), cc=(9, 0), block=64)
     assert_inlined(kb)
     assert kb.shared_bytes() == 0 and ".local" not in kb.ptx
 
 
 def _gpu_argtypes(dtype, ipt):
-    types = _types()
+    types = numba_types()
     ty = getattr(types, dtype)
     return (ty[::1], ty[::1], ty[:, ::1], ty[:, ::1], types.int64[::1], ty[::1], ipt)
 
@@ -170,7 +158,7 @@ SAMPLE = [(d, gpu.ITEMS[(i + 1) % len(gpu.ITEMS)]) for i, d in enumerate(gpu.DTY
 
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_matrix_kernels_compile(dtype, ipt):
-    kb = _compile(gpu.scan_kernel(dtype), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=gpu.BLOCK)
+    kb = compile_cubin(gpu.scan_kernel(dtype), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=gpu.BLOCK)
     assert_inlined(kb)
 
 
@@ -179,16 +167,16 @@ def test_gpu_matrix_kernels_compile(dtype, ipt):
 def test_gpu_block_shape_kernels_compile(dtype, ipt, block):
     """Also a block that is not whole warps: CUB's raking warp is then not a power of two."""
     cases = [c for c in gpu.scan_cases(dtype) if c.group == "block"]
-    kb = _compile(gpu.scan_kernel(dtype, cases), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=block)
+    kb = compile_cubin(gpu.scan_kernel(dtype, cases), _gpu_argtypes(dtype, ipt), cc=(9, 0), block=block)
     assert_inlined(kb)
 
 
 @pytest.mark.parametrize("name", ["running_inclusive_sum", "running_exclusive_sum"])
 def test_running_scan_example_compiles(name):
-    types = _types()
+    types = numba_types()
     example = gpu.load_example()
-    kb = _compile(getattr(example, name), (types.int32[::1], types.int32[::1], types.int64), cc=(9, 0),
-                  block=example.THREADS)
+    kb = compile_cubin(getattr(example, name), (types.int32[::1], types.int32[::1], types.int64), cc=(9, 0),
+                       block=example.THREADS)
     assert_inlined(kb)
     assert "bar.sync" in kb.ptx
 
@@ -197,11 +185,11 @@ def test_explicit_temp_storage_layout():
     """shared: one region as large as the largest call; exclusive: one slice per call site."""
     import re
 
-    types = _types()
+    types = numba_types()
     argtypes = (types.int32[::1], types.int32[:, ::1], types.int32[:, ::1], types.int64)
 
     def regions(source):
-        kb = _compile(module_from_source(source).kernel, argtypes, cc=(9, 0), block=gpu.BLOCK)
+        kb = compile_cubin(module_from_source(source).kernel, argtypes, cc=(9, 0), block=gpu.BLOCK)
         assert_inlined(kb)
         found = re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+cuda_coop_ts(\d+)_\w+\[(\d+)\]", kb.ptx)
         # In constructor order: shared, exclusive, manual.

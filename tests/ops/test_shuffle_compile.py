@@ -6,21 +6,15 @@ distances, explicit TempStorage) so a GPU run can only find numerical problems.
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from .test_shuffle import DTYPES, ITEMS, shuffle_kernel
+from .cubin_checks import assert_inlined, compile_cubin
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
 
 
 def _argtypes(dtype, ipt):
@@ -30,21 +24,14 @@ def _argtypes(dtype, ipt):
     return (t[::1], t[::1], types.int64[::1], types.int64[::1], t[:, ::1], t[:, ::1], ipt)
 
 
-def _assert_inlined(kb, cc):
-    assert kb.cubin[:4] == b"\x7fELF"
-    assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
-    assert not re.search(r"^\s*call", kb.ptx, re.M), "a call survived LTO"
-    assert "coop_shuffle" not in kb.ptx
-
-
 # Every dtype, each with one of the items_per_thread values (all of them covered).
 GPU_KERNELS = [(d, ITEMS[i % len(ITEMS)]) for i, d in enumerate(DTYPES)]
 
 
 @pytest.mark.parametrize("dtype,ipt", GPU_KERNELS, ids=[f"{d}-ipt{i}" for d, i in GPU_KERNELS])
 def test_gpu_test_kernels_compile(dtype, ipt, nvdisasm):
-    kb = _compile(shuffle_kernel(dtype), _argtypes(dtype, ipt), cc=(9, 0), block=128)
-    _assert_inlined(kb, (9, 0))
+    kb = compile_cubin(shuffle_kernel(dtype), _argtypes(dtype, ipt), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
     assert kb.shared_bytes() > 0 and ("bar.sync" in kb.ptx or "barrier.sync" in kb.ptx)
     if nvdisasm:
         sass = kb.sass()
@@ -55,11 +42,11 @@ def test_gpu_test_kernels_compile(dtype, ipt, nvdisasm):
 
 @pytest.mark.parametrize("block", [(8, 4, 4), (10, 5, 1)], ids=["3d", "2d-50"])
 def test_multidimensional_blocks_compile(block):
-    _assert_inlined(_compile(shuffle_kernel("int32"), _argtypes("int32", 3), cc=(9, 0), block=block), (9, 0))
+    assert_inlined(compile_cubin(shuffle_kernel("int32"), _argtypes("int32", 3), cc=(9, 0), block=block), (9, 0))
 
 
 def test_sm80():
-    _assert_inlined(_compile(shuffle_kernel("float32"), _argtypes("float32", 4), cc=(8, 0), block=64), (8, 0))
+    assert_inlined(compile_cubin(shuffle_kernel("float32"), _argtypes("float32", 4), cc=(8, 0), block=64), (8, 0))
 
 
 def _single(call: str):
@@ -82,8 +69,8 @@ def test_unit_shift_uses_one_item_per_thread_of_scratch():
     from numba_cuda_mlir.numba_cuda import types
 
     args = (types.float32[::1], types.float32[::1], types.int64)
-    unit = _compile(_single('coop.shuffle(coop.this_block(), x, mode="up")'), args, cc=(9, 0), block=128)
-    other = _compile(_single('coop.shuffle(coop.this_block(), x, mode="up", distance=d)'), args, cc=(9, 0),
-                     block=128)
+    unit = compile_cubin(_single('coop.shuffle(coop.this_block(), x, mode="up")'), args, cc=(9, 0), block=128)
+    other = compile_cubin(_single('coop.shuffle(coop.this_block(), x, mode="up", distance=d)'), args, cc=(9, 0),
+                          block=128)
     assert unit.shared_bytes() == 128 * 4
     assert other.shared_bytes() == 128 * 4 * 4

@@ -9,33 +9,16 @@ import pytest
 
 from ..kernelgen import module_from_source
 from .test_merge_sort import DTYPES, other_value_dtype
-from .test_merge_sort_compile import assert_inlined as _assert_inlined
 from .test_topk import ITEMS, topk_kernel
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
 nb = pytest.importorskip("numba_cuda_mlir")
 
 
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
-
-
-def _compile(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin
-
-    return compile_cubin(kernel, argtypes, **kw)
-
-
-def assert_inlined(kb, nvdisasm=None):
-    _assert_inlined(kb, nvdisasm)
-    assert "coop_topk" not in kb.ptx
-
-
 def gpu_kernel_argtypes(dtype, ipt):
-    types = _types()
+    types = numba_types()
     key, other = getattr(types, dtype), getattr(types, other_value_dtype(dtype))
     return (key[::1], key[:, ::1], types.int32[:, ::1], other[:, ::1], types.int32[::1], types.int64[::1], ipt)
 
@@ -45,13 +28,13 @@ SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]
 
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_kernels_compile(dtype, ipt):
-    kb = _compile(topk_kernel(dtype), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
+    kb = compile_cubin(topk_kernel(dtype), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)
     assert_inlined(kb)
     assert "bar.sync" in kb.ptx
 
 
 def test_gpu_kernel_for_multidimensional_blocks_compiles():
-    kb = _compile(topk_kernel("int32"), gpu_kernel_argtypes("int32", 3), cc=(9, 0), block=(16, 6, 1))
+    kb = compile_cubin(topk_kernel("int32"), gpu_kernel_argtypes("int32", 3), cc=(9, 0), block=(16, 6, 1))
     assert_inlined(kb)
 
 
@@ -75,10 +58,10 @@ def kernel(src, dst, idx, k, n, items_per_thread):
         dst[base + i] = r[i]
         idx[base + i] = s[i]
 """).kernel
-    types = _types()
-    kb = _compile(kernel, (types.float32[::1], types.float32[::1], types.int32[::1], types.int32, types.int64, 8),
-                  cc=cc, block=256)
-    assert_inlined(kb, nvdisasm)
+    types = numba_types()
+    kb = compile_cubin(kernel, (types.float32[::1], types.float32[::1], types.int32[::1], types.int32, types.int64, 8),
+                       cc=cc, block=256)
+    assert_inlined(kb, nvdisasm=nvdisasm)
     # Both stage one tile of keys in shared memory (the sort's exchange, or the select's scatter).
     assert kb.shared_bytes() >= 256 * 8 * 4
     if algorithm == "radix_select":
