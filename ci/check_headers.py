@@ -29,7 +29,7 @@ def main() -> int:
     except Exception as exc:  # ToolkitMismatchError, HeaderResolutionError, a missing library
         rep.check(False, "toolchain resolves", f"{type(exc).__name__}: {exc}")
         return rep.finish()
-    print(f"toolchain cu{args.cuda}: {tc.describe()}; NVRTC library {tc.nvrtc_path}", flush=True)
+    print(f"toolchain cu{args.cuda}: {tc.describe()}", flush=True)
     minor = version_tuple(row["cuda_version"])
     rep.equal("NVRTC version", tc.nvrtc_version[:2], minor)
     rep.equal("nvJitLink version", tc.nvjitlink_version[:2], minor)

@@ -33,7 +33,8 @@ class Toolchain:
     cccl_version: tuple  # (major, minor, patch)
     cccl_include_dirs: tuple  # of str, in search order
     cccl_found_via: str
-    nvrtc_path: str
+    nvrtc_path: str  # "<file> (found via <how>)"
+    nvjitlink_path: str = ""
     cuda_include_dir: str = ""  # the CUDA runtime headers (cuda_fp16.h, ...) of NVRTC's toolkit
     cudart_version: tuple = ()
 
@@ -64,8 +65,8 @@ class Toolchain:
 
     def describe(self) -> str:
         cudart = ".".join(map(str, self.cudart_version)) or "?"
-        return (f"NVRTC {'.'.join(map(str, self.nvrtc_version))}, nvJitLink "
-                f"{'.'.join(map(str, self.nvjitlink_version))}, CCCL {self.cccl_version_str} "
+        return (f"NVRTC {'.'.join(map(str, self.nvrtc_version))} ({self.nvrtc_path}), nvJitLink "
+                f"{'.'.join(map(str, self.nvjitlink_version))} ({self.nvjitlink_path}), CCCL {self.cccl_version_str} "
                 f"({self.cccl_include_dirs[0]}, found via {self.cccl_found_via}), CUDA headers "
                 f"{cudart} ({self.cuda_include_dir})")
 
@@ -130,13 +131,29 @@ def _nvjitlink_version() -> tuple:
     return (int(major), int(minor))
 
 
-def _nvrtc_path() -> str:
-    try:
-        from cuda import pathfinder
+def _bound(libname: str) -> str:
+    from .cuda_libraries import bound_library
 
-        return str(pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path)
-    except Exception:  # pragma: no cover - informational only
-        return "?"
+    path, how = bound_library(libname)
+    return f"{path} (found via {how})"
+
+
+def _check_one_major(nvrtc_version, nvjitlink_version) -> None:
+    """NVRTC, nvJitLink and cuda-bindings of one CUDA major, or a ToolkitMismatchError naming each."""
+    from .cuda_libraries import bindings_major
+
+    wanted = bindings_major() or nvrtc_version[0]
+    if nvrtc_version[0] == nvjitlink_version[0] == wanted:
+        return
+    raise ToolkitMismatchError(
+        f"cuda-bindings is CUDA {wanted}, but the libraries it calls are NVRTC "
+        f"{nvrtc_version[0]}.{nvrtc_version[1]} at {_bound('nvrtc')} and nvJitLink "
+        f"{nvjitlink_version[0]}.{nvjitlink_version[1]} at {_bound('nvJitLink')}; cuda-coop compiles "
+        f"with one toolkit per process. Fix: install the CUDA {wanted} libraries "
+        f"(pip install 'cuda-coop[numba-cuda-mlir-cu{wanted}]'); if a library of the other major "
+        "was loaded into the global symbol scope by another package (e.g. PyTorch), compile the "
+        "first cooperative kernel before importing it, or use one process per toolkit"
+    )
 
 
 def _cuda_headers(nvrtc_version) -> tuple:
@@ -182,12 +199,7 @@ def _expected_cccl_major(cuda_major: int) -> int:
 def _toolchain_cached(override: str | None) -> Toolchain:
     nvrtc_version = _nvrtc_version()
     nvjitlink_version = _nvjitlink_version()
-    if nvjitlink_version[0] != nvrtc_version[0]:
-        raise ToolkitMismatchError(
-            f"NVRTC {nvrtc_version[0]}.{nvrtc_version[1]} and nvJitLink "
-            f"{nvjitlink_version[0]}.{nvjitlink_version[1]} come from different CUDA majors; install "
-            f"one toolkit (pip install 'cuda-coop[numba-cuda-mlir-cu{nvrtc_version[0]}]')"
-        )
+    _check_one_major(nvrtc_version, nvjitlink_version)
     if override:
         dirs = cccl_include_dirs_for_root(Path(override))
         found_via = "CUDA_COOP_CCCL_ROOT"
@@ -227,7 +239,8 @@ def _toolchain_cached(override: str | None) -> Toolchain:
         cccl_version=cccl,
         cccl_include_dirs=dirs,
         cccl_found_via=found_via,
-        nvrtc_path=_nvrtc_path(),
+        nvrtc_path=_bound("nvrtc"),
+        nvjitlink_path=_bound("nvJitLink"),
     )
 
 

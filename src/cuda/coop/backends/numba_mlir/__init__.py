@@ -19,7 +19,11 @@ class NumbaMlirBackend:
     name = "numba-cuda-mlir"
 
     def __init__(self):
+        from ...core import cuda_libraries
         from . import _compat as C
+
+        # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
+        cuda_libraries.install_pinning()
         from . import lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
         from .types import GroupType
         from ... import _groups
