@@ -3,6 +3,7 @@
 #
 #   offline        ci/offline_checks.sh       pins, schemas, both .conda, STUB solve, pip resolves
 #   matrix         ci/test_matrix.sh 13 12    a pip venv per CUDA major: toolchain, headers, pytest
+#   mixed-toolkits ci/check_mixed_toolkits.sh each matrix venv plus the other major's wheels: one toolkit
 #   header-safety  ci/check_header_safety.sh  a CUDA 12 venv never takes the system CUDA 13 CCCL
 #   docs           ci/docs_check.sh           sphinx -W build; explorers in headless chromium
 # then ci/summary.py: per-stage results, pytest counts per major, total time, and the
@@ -26,6 +27,7 @@ stage() {  # name command...
 }
 stage offline bash ci/offline_checks.sh
 stage matrix bash ci/test_matrix.sh 13 12
+stage mixed-toolkits bash ci/check_mixed_toolkits.sh
 stage header-safety bash ci/check_header_safety.sh
 stage docs bash ci/docs_check.sh
 "${COOP_BASE_PYTHON:-python3}" ci/summary.py --total-seconds $((SECONDS - start))

@@ -111,12 +111,14 @@ def _system_search(libname: str, major: int) -> LibraryChoice | None:
 
 def library_path_of(handle) -> str:
     """The file a loaded library came from (dlinfo's link map), for messages and reports."""
-    from cuda.pathfinder._dynamic_libs.load_dl_linux import abs_path_for_dynamic_library
+    class LinkMap(ctypes.Structure):  # the head of glibc's struct link_map
+        _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
 
-    try:
-        return abs_path_for_dynamic_library("", handle)
-    except Exception:  # pragma: no cover - informational only
+    link_map = ctypes.POINTER(LinkMap)()
+    rtld_di_linkmap = 2
+    if ctypes.CDLL(None).dlinfo(ctypes.c_void_p(handle._handle), rtld_di_linkmap, ctypes.byref(link_map)) != 0:
         return "?"
+    return os.path.realpath(os.fsdecode(link_map.contents.l_name))
 
 
 @functools.lru_cache(maxsize=None)
@@ -248,3 +250,26 @@ def bound_library(libname: str) -> tuple:
         return path, ("the process's global symbol scope (another package loaded it with RTLD_GLOBAL "
                       "before cuda.coop's first compile)")
     return path, "cuda-pathfinder"
+
+
+# Header trees of NVIDIA's wheels, relative to a sys.path entry, and a file that proves each.
+_WHEEL_HEADERS = {
+    "cccl": ({12: "nvidia/cuda_cccl/include", 13: "nvidia/cu13/include/cccl"}, "cuda/std/__cccl/version.h"),
+    "cudart": ({12: "nvidia/cuda_runtime/include", 13: "nvidia/cu13/include"}, "cuda_runtime_api.h"),
+}
+
+
+def wheel_headers(kind: str, major: int):
+    """(include dir, how found) of the first ``sys.path`` entry holding ``kind``'s wheel of ``major``.
+
+    cuda-pathfinder looks only in ``site.getsitepackages()`` and prefers CUDA 13's
+    layout; an environment layered over another (a ``.pth`` adding a second
+    site-packages) then gets the other major's headers or the system toolkit's.
+    """
+    layouts, proof = _WHEEL_HEADERS[kind]
+    if major not in layouts:
+        return None
+    for entry in sys.path:
+        if entry and os.path.isfile(os.path.join(entry, layouts[major], proof)):
+            return os.path.join(entry, layouts[major]), f"wheel in {entry}"
+    return None

@@ -164,12 +164,7 @@ def _cuda_headers(nvrtc_version) -> tuple:
     on them).  Without them CCCL compiles half-precision support out, and CCCL 2.8
     and 3.0 then misroute ``cub::ThreadReduce`` of 4+ items to a trapping SIMD stub.
     """
-    try:
-        from cuda import pathfinder
-
-        located = pathfinder.locate_nvidia_header_directory("cudart")
-    except Exception as exc:
-        raise HeaderResolutionError(f"cuda-pathfinder could not locate the CUDA runtime headers: {exc}") from exc
+    located = _locate_headers("cudart", nvrtc_version[0])
     if located is None:
         raise HeaderResolutionError(
             "no CUDA runtime headers (cuda_runtime_api.h, cuda_fp16.h) found; install them with "
@@ -190,6 +185,29 @@ def _cuda_headers(nvrtc_version) -> tuple:
     return directory, version
 
 
+@dataclass(frozen=True)
+class _Located:
+    abs_path: str
+    found_via: str
+
+
+def _locate_headers(kind: str, cuda_major: int):
+    """A wheel of NVRTC's major anywhere on sys.path first, then cuda-pathfinder's search
+    (conda, CUDA_HOME/CUDA_PATH, the system toolkit)."""
+    from .cuda_libraries import wheel_headers
+
+    hit = wheel_headers(kind, cuda_major)
+    if hit is not None:
+        return _Located(*hit)
+    try:
+        from cuda import pathfinder
+
+        return pathfinder.locate_nvidia_header_directory(kind)
+    except Exception as exc:  # pathfinder raises its own error types
+        what = "CCCL headers" if kind == "cccl" else "CUDA runtime headers"
+        raise HeaderResolutionError(f"cuda-pathfinder could not locate the {what}: {exc}") from exc
+
+
 def _expected_cccl_major(cuda_major: int) -> int:
     # The CCCL that ships with each toolkit: CUDA 12.x -> CCCL 2.x, CUDA 13.x -> 3.x.
     return cuda_major - 10
@@ -205,12 +223,7 @@ def _toolchain_cached(override: str | None) -> Toolchain:
         found_via = "CUDA_COOP_CCCL_ROOT"
         cccl = parse_cccl_version(next(d for d in dirs if (Path(d) / _VERSION_H).is_file()))
     else:
-        try:
-            from cuda import pathfinder
-
-            located = pathfinder.locate_nvidia_header_directory("cccl")
-        except Exception as exc:  # pathfinder raises its own error types
-            raise HeaderResolutionError(f"cuda-pathfinder could not locate the CCCL headers: {exc}") from exc
+        located = _locate_headers("cccl", nvrtc_version[0])
         if located is None:
             raise HeaderResolutionError(
                 "no CCCL headers found; install the toolkit's headers with "
