@@ -18,12 +18,27 @@ def plan(uses):
     return plan_storage(uses, implicit_name="implicit", region_name_for_site=lambda s: f"ts{s}")
 
 
-def test_implicit_calls_share_one_region_sized_by_the_largest():
-    p = plan([use("a", 2064), use("b", 528, 8), use("c", 100, 4, instances=4)])
+def test_implicit_block_calls_share_one_slice_sized_by_the_largest():
+    p = plan([use("a", 2064), use("b", 528, 8)])
     assert set(p.regions) == {"implicit"}
     region = p.regions["implicit"]
     assert region.size == 2064 and region.align == 16
     assert all(off == 0 for _, off in p.placement.values())
+
+
+def test_implicit_calls_with_different_owners_never_share_bytes():
+    """A warp-group barrier orders one logical warp only: calls whose threads own different
+    bytes (block vs per-warp, two widths, two strides) get disjoint slices; calls of one
+    ownership map share theirs."""
+    p = plan([use("block", 2064), use("w4", 12, 1, instances=32), use("w2", 6, 1, instances=64),
+              use("w4b", 12, 4, instances=32), use("w4wide", 20, 4, instances=32)])
+    off = {call: offset for call, (_, offset) in p.placement.items()}
+    assert off["block"] == 0 and off["w4"] == off["w4b"] == 2064
+    spans = {c: (off[c], off[c] + size) for c, size in
+             (("block", 2064), ("w4", 12 * 32), ("w2", 6 * 64), ("w4wide", 20 * 32))}
+    ordered = sorted(spans.values())
+    assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])), spans
+    assert p.regions["implicit"].size == ordered[-1][1]
 
 
 def test_per_warp_instances_are_strided_by_alignment():

@@ -3,7 +3,14 @@
 Inputs are the kernel's storage-bearing calls with their per-instance layouts
 (read from the compiled providers).  Calls without an explicit ``TempStorage``
 share one compiler-owned region: calls run one after another and each ends
-with a barrier, so the region is as large as the largest need.  Each explicit
+with a barrier of its own group.  That barrier only orders the threads of one
+(logical) warp, so two calls may overlap in the region only when the same
+threads own the same bytes in both: the region holds one slice per *ownership
+map* (one instance for the whole block, or ``n`` instances of ``stride`` bytes,
+one per logical warp), as large as the largest need of that map, and calls of
+different maps never share bytes.  A width-2 warp exchange followed by a
+width-4 one would otherwise let lanes 0-1 write, in the second call, bytes that
+lanes 2-3 are still reading in the first.  Each explicit
 ``TempStorage`` constructor is its own region: ``sharing="shared"`` overlaps
 all its calls (largest need), ``"exclusive"`` gives each call site its own
 aligned slice (sum of needs).  An explicit size smaller than the need is an
@@ -65,17 +72,25 @@ def _round_up(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
+def _ownership(use: StorageUse):
+    """Which threads own which bytes: the whole block (one instance), or one instance of
+    ``stride`` bytes per logical warp (the instance count fixes the width)."""
+    return "block" if use.instances == 1 else (use.instances, use.stride)
+
+
 def plan_storage(uses, *, implicit_name: str, region_name_for_site) -> StoragePlan:
     regions: dict[str, Region] = {}
     placement: dict[str, tuple] = {}
     explicit_sites: dict[int, TempStorageArg] = {}
+    implicit_slices: dict = {}  # ownership map -> [size, align, call ids]
     for use in uses:
         if use.temp_storage is None:
             region = regions.setdefault(implicit_name, Region(implicit_name))
-            region.size = max(region.size, use.total_bytes)
-            region.align = max(region.align, use.instance_align)
             region.users.append(use.label)
-            placement[use.call] = (implicit_name, 0)
+            slice_ = implicit_slices.setdefault(_ownership(use), [0, 1, []])
+            slice_[0] = max(slice_[0], use.total_bytes)
+            slice_[1] = max(slice_[1], use.instance_align)
+            slice_[2].append(use.call)
             continue
         ts = use.temp_storage
         explicit_sites[ts.site] = ts
@@ -92,6 +107,14 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site) -> StoragePl
         else:
             placement[use.call] = (name, 0)
             region.size = max(region.size, use.total_bytes)
+    if implicit_slices:
+        region = regions[implicit_name]
+        for size, align, calls in implicit_slices.values():
+            offset = _round_up(region.size, align)
+            for call in calls:
+                placement[call] = (implicit_name, offset)
+            region.size = offset + size
+            region.align = max(region.align, align)
     for site, ts in explicit_sites.items():
         region = regions[region_name_for_site(site)]
         if ts.size_in_bytes is not None:
