@@ -7,7 +7,6 @@ import sys
 import textwrap
 import traceback
 
-import numpy as np
 import pytest
 
 import cuda.coop as coop

@@ -44,7 +44,7 @@ from ..ops._spec import (
 
 __all__ = [
     "is_given", "require_group", "choose", "choose_algorithm", "require_array", "require_payload",
-    "resolve_payload_dtype", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
+    "resolve_payload_dtype", "require_payload_or_scalar", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
     "optional_temp_storage", "require_given_together", "require_literal_int", "optional_literal_int",
     "require_numeric_operand", "require_device_function", "choose_operator",
 ]
@@ -151,6 +151,14 @@ def require_payload(call: str, label: str, arg, *, allow_scalar=False):
         return arg
     what = "a coop.ThreadData payload" + (" or a scalar" if allow_scalar else "")
     raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be {what}")
+
+
+def require_payload_or_scalar(call: str, label: str, arg):
+    """A payload, or a numeric scalar taken as a payload of one item (``PayloadArg.scalar``)."""
+    payload = require_payload(call, label, arg, allow_scalar=True)
+    if isinstance(payload, ScalarArg):
+        return PayloadArg(payload.dtype, 1, scalar=True)
+    return payload
 
 
 def resolve_payload_dtype(call: str, payload_label: str, payload, array_label: str, array: ArrayArg):

@@ -10,11 +10,11 @@ import numpy as np
 
 from .._dtypes import cxx_type, is_float
 from ..core import validate as v
-from ._spec import AbiOperand, PayloadArg
+from ._spec import AbiOperand, PayloadArg, PayloadResult, ScalarResult
 
 __all__ = [
     "key_dtype", "value_dtype", "key_value_operands", "ordering_functor", "copy_in", "copy_out",
-    "bit_ordering", "param_dict", "sentinel_bits", "sentinel_decl",
+    "bit_ordering", "param_dict", "sentinel_bits", "sentinel_decl", "result_like",
 ]
 
 
@@ -24,28 +24,39 @@ def param_dict(plan) -> dict:
 
 
 def key_dtype(call: str, label: str, keys) -> tuple[PayloadArg, np.dtype]:
-    """The keys payload and its dtype (it must be known: a loaded or typed ThreadData)."""
-    payload = v.require_payload(call, label, keys)
+    """The keys payload and its dtype (it must be known: a loaded or typed ThreadData, or a
+    scalar, which sorts as a payload of one item per thread and yields a scalar)."""
+    payload = v.require_payload_or_scalar(call, label, keys)
     return payload, v.require_known_dtype(call, label, payload)
 
 
 def value_dtype(call: str, keys: PayloadArg, values) -> tuple[PayloadArg, np.dtype]:
     """The values payload of a pairs operation: any dtype, the keys' items_per_thread."""
-    payload = v.require_payload(call, "values", values)
+    payload = v.require_payload_or_scalar(call, "values", values)
     dtype = v.require_known_dtype(call, "values", payload)
     v.require_same_items(call, "values", payload, "keys", keys)
     return payload, dtype
 
 
-def key_value_operands(kdt: np.dtype, vdt: np.dtype | None) -> list:
+def result_like(dtype: np.dtype, payload: PayloadArg):
+    """The result of an operation on ``payload``: a scalar for a scalar, else a fresh payload."""
+    return ScalarResult(dtype) if payload.scalar else PayloadResult(dtype, payload.items)
+
+
+def key_value_operands(kdt: np.dtype, vdt: np.dtype | None, keys: PayloadArg | None = None,
+                       values: PayloadArg | None = None) -> list:
     """The ABI operands of a keys (``vdt`` None) or pairs operation, in provider order.
 
     Keys-only calls return one ThreadData (``result``); pairs calls return a tuple
-    (``result.0`` keys, ``result.1`` values).  Callers append their controls.
+    (``result.0`` keys, ``result.1`` values).  Callers append their controls.  A
+    scalar key or value reaches the provider as a one-item array.
     """
-    operands = [AbiOperand("keys", "payload", kdt, "in_keys")]
+    def passing(p):
+        return "scalar_in" if p is not None and p.scalar else "payload"
+
+    operands = [AbiOperand("keys", passing(keys), kdt, "in_keys")]
     if vdt is not None:
-        operands.append(AbiOperand("values", "payload", vdt, "in_values"))
+        operands.append(AbiOperand("values", passing(values), vdt, "in_values"))
     operands.append(AbiOperand("result" if vdt is None else "result.0", "out", kdt, "out_keys"))
     if vdt is not None:
         operands.append(AbiOperand("result.1", "out", vdt, "out_values"))

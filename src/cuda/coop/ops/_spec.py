@@ -65,6 +65,7 @@ class PayloadArg:
     dtype: np.dtype | None  # None: not inferred (ThreadData without dtype and no load/store)
     items: int
     alignment: int | None = None
+    scalar: bool = False  # a scalar taken as a one-item payload (its result is a scalar too)
 
 
 _NOT_LITERAL = object()
@@ -219,6 +220,8 @@ class AbiOperand:
 
     - ``"array"``: pointer to the array's first element (``T*``),
     - ``"payload"``: pointer to a ThreadData's slots (``T*``),
+    - ``"scalar_in"``: a scalar stored in a one-item array by the caller (``T*``): a
+      scalar where a family takes a payload of one item,
     - ``"value"``: a scalar by value, converted to ``dtype``,
     - ``"out"``: pointer to result storage allocated by the caller (``T*``),
     - ``"extent"``: the length of the 1-D array operand ``source`` (``long long``
@@ -236,7 +239,7 @@ class AbiOperand:
         t = cxx_type(self.dtype)
         if self.passing in ("value", "extent"):
             return f"{t} {self.name}"
-        const = "const " if self.passing == "array" and self.name.startswith("in_") else ""
+        const = "const " if self.passing in ("array", "scalar_in") and self.name.startswith("in_") else ""
         return f"{const}{t}* __restrict__ {self.name}" if self.passing == "out" else f"{const}{t}* {self.name}"
 
 

@@ -23,7 +23,9 @@ from .._dtypes import cxx_type
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from ..core import validate as v
-from ._sorting import copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, param_dict, value_dtype
+from ._sorting import (
+    copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, param_dict, result_like, value_dtype,
+)
 from ._spec import (
     OMITTED,
     AbiOperand,
@@ -33,7 +35,6 @@ from ._spec import (
     DeviceFunctionArg,
     LaunchFacts,
     OpSpec,
-    PayloadResult,
     StorageNeed,
     TupleResult,
 )
@@ -150,9 +151,9 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     call = f"coop.{op}()"
     g = v.require_group(call, group)
     kp, kdt = key_dtype(call, "keys", keys)
-    vdt = None
+    vp = vdt = None
     if values is not None:
-        _vp, vdt = value_dtype(call, kp, values)
+        vp, vdt = value_dtype(call, kp, values)
     desc = v.require_literal_bool(call, "descending", descending, False)
     vi = v.optional_int_operand(call, "valid_items", valid_items)
     v.require_given_together(call, "valid_items", valid_items, "oob_default", oob_default)
@@ -166,13 +167,13 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     elif order == "greater":
         order, desc = "less", not desc
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = key_value_operands(kdt, vdt)
+    operands = key_value_operands(kdt, vdt, kp, vp)
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
     if oob is not None:
         operands.append(AbiOperand("oob_default", "value", kdt, "oob_default"))
-    key_result = PayloadResult(kdt, kp.items)
-    result = key_result if vdt is None else TupleResult((key_result, PayloadResult(vdt, kp.items)))
+    key_result = result_like(kdt, kp)
+    result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
     storage = StorageNeed(per="block") if g.kind == "block" else StorageNeed(per="logical_warp", width=g.width)
     params = (("op", op), ("kind", g.kind), ("width", g.width), ("keys", kdt.name),
               ("values", vdt.name if vdt is not None else None), ("items", kp.items),

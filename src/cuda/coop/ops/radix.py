@@ -28,7 +28,7 @@ from .._errors import (
 from .._kernel_api import kernel_function
 from ..core import validate as v
 from ._sorting import (
-    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, sentinel_decl,
+    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, result_like, sentinel_decl,
     value_dtype,
 )
 from ._spec import (
@@ -38,7 +38,6 @@ from ._spec import (
     CppProvider,
     LaunchFacts,
     OpSpec,
-    PayloadResult,
     ScalarArg,
     StorageNeed,
     TupleResult,
@@ -200,15 +199,15 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
     call = f"coop.{op}()"
     g = v.require_group(call, block, kinds=("block",))
     kp, kdt = key_dtype(call, "keys", keys)
-    vdt = None
+    vp = vdt = None
     if values is not None:
-        _vp, vdt = value_dtype(call, kp, values)
+        vp, vdt = value_dtype(call, kp, values)
     key_bits = kdt.itemsize * 8
     desc = v.require_literal_bool(call, "descending", descending, False)
     striped = v.require_literal_bool(call, "blocked_to_striped", blocked_to_striped, False)
     rbits = _radix_bits(call, "radix_bits", radix_bits, 4)
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = key_value_operands(kdt, vdt)
+    operands = key_value_operands(kdt, vdt, kp, vp)
     begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
     end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
     begin = 0 if begin is OMITTED else begin
@@ -225,8 +224,8 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
             f"{call}: begin_bit={begin} and end_bit={end} select no bits; pass begin_bit < end_bit "
             f"(the key has {key_bits} bits)"
         )
-    key_result = PayloadResult(kdt, kp.items)
-    result = key_result if vdt is None else TupleResult((key_result, PayloadResult(vdt, kp.items)))
+    key_result = result_like(kdt, kp)
+    result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
     params = (("op", op), ("keys", kdt.name), ("values", vdt.name if vdt is not None else None),
               ("items", kp.items), ("begin", begin), ("end", end), ("descending", desc),
               ("striped", striped), ("radix_bits", rbits), ("valid_items", vi is not None),
@@ -260,7 +259,8 @@ def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix
     key_bits = kdt.itemsize * 8
     desc = v.require_literal_bool(call, "descending", descending, False)
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = [AbiOperand("keys", "payload", kdt, "in_keys"), AbiOperand("result", "out", _INT32, "out_ranks")]
+    operands = [AbiOperand("keys", "scalar_in" if kp.scalar else "payload", kdt, "in_keys"),
+                AbiOperand("result", "out", _INT32, "out_ranks")]
     prefix_items = None
     if v.is_given(exclusive_digit_prefix):
         prefix = v.require_payload(call, "exclusive_digit_prefix", exclusive_digit_prefix)
@@ -305,7 +305,7 @@ def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix
     params = (("op", "radix_rank"), ("keys", kdt.name), ("items", kp.items), ("begin", begin),
               ("radix_bits", rbits), ("descending", desc), ("prefix_items", prefix_items))
     return CallPlan(
-        op="radix_rank", family="radix", group=g, result=PayloadResult(_INT32, kp.items),
+        op="radix_rank", family="radix", group=g, result=result_like(_INT32, kp),
         operands=tuple(operands), storage=StorageNeed(per="block"),
         temp_storage="temp_storage" if ts is not None else None, params=params,
         generate=_generate_rank, check_launch=_check_rank_launch,

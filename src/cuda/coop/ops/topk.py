@@ -38,7 +38,7 @@ from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from ..core import validate as v
 from ._sorting import (
-    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, sentinel_decl,
+    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, result_like, sentinel_decl,
     value_dtype,
 )
 from ._spec import (
@@ -48,7 +48,6 @@ from ._spec import (
     CppProvider,
     LaunchFacts,
     OpSpec,
-    PayloadResult,
     StorageNeed,
     TupleResult,
 )
@@ -170,9 +169,9 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     g = v.require_group(call, block, kinds=("block",))
     algo = v.choose(call, "algorithm", algorithm, ALGORITHMS, default="radix_sort")
     kp, kdt = key_dtype(call, "keys", keys)
-    vdt = None
+    vp = vdt = None
     if values is not None:
-        _vp, vdt = value_dtype(call, kp, values)
+        vp, vdt = value_dtype(call, kp, values)
     if not v.is_given(k):
         raise MissingArgumentError(f"{call}: k= is required: how many keys to select (an int)")
     kk = v.optional_int_operand(call, "k", k)
@@ -183,15 +182,15 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
             raise InvalidArgumentValueError(f"{call}: k={k_static} is negative; pass 0 <= k <= the tile size")
     vi = v.optional_int_operand(call, "valid_items", valid_items)
     ts = v.optional_temp_storage(call, temp_storage, g)
-    operands = key_value_operands(kdt, vdt)
+    operands = key_value_operands(kdt, vdt, kp, vp)
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", _INT64, "valid_items"))
     # The sort orders the whole tile, so the first min(k, valid_items) positions are
     # the answer for every k and k does not enter its code; the select needs it.
     if algo == "radix_select" and k_static is None:
         operands.append(AbiOperand("k", "value", _INT64, "k"))
-    key_result = PayloadResult(kdt, kp.items)
-    result = key_result if vdt is None else TupleResult((key_result, PayloadResult(vdt, kp.items)))
+    key_result = result_like(kdt, kp)
+    result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
     params = (("op", op), ("largest", largest), ("keys", kdt.name),
               ("values", vdt.name if vdt is not None else None), ("items", kp.items), ("k", k_static),
               ("valid_items", vi is not None), ("algorithm", algo))

@@ -193,6 +193,12 @@ def local_array(lower, numba_dtype, items: int, alignment: int | None):
         return mlir_memref.alloca(mr_type, [], [])
 
 
+def store_element0(lower, numba_dtype, array, value):
+    from numba_cuda_mlir.lowering_utilities import index_of
+
+    mlir_memref.store(value=lower.as_storage(numba_dtype, value), memref=array, indices=[index_of(0)])
+
+
 def load_element0(lower, numba_dtype, array):
     from numba_cuda_mlir.lowering_utilities import index_of
 

@@ -256,6 +256,14 @@ def _lower_operation(lower, target, args, kws, op_spec):
             value = lower.lower_cast(types.unliteral(src_ty), dst_ty, value)
             operands.append(value)
             operand_types.append(C.mlir_type_of(lower, dst_ty))
+        elif operand.passing == "scalar_in":
+            var = bound[operand.source]
+            dst_ty = numba_type_of_dtype(operand.dtype)
+            value = lower.lower_cast(types.unliteral(lower.get_numba_type(var.name)), dst_ty, lower.load_var(var))
+            array = C.local_array(lower, dst_ty, 1, 16)
+            C.store_element0(lower, dst_ty, array, value)
+            operands.append(C.memref_data_pointer(array))
+            operand_types.append(ptr)
         elif operand.passing == "extent":
             operands.append(C.array_extent(lower.load_var(bound[operand.source])))
             operand_types.append(C.mlir_type_of(lower, types.int64))

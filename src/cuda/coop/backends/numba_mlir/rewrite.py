@@ -7,6 +7,12 @@ Numba types each call in isolation, but two facts need the whole function:
 - the element type of a ``ThreadData(n)`` without ``dtype``, which comes from the
   first ``coop.load`` source or ``coop.store`` destination that uses it.
 
+A fixed-size 1-D ``cuda.local.array(n, dtype)`` passed to a cooperative call is
+the same thing as ``coop.ThreadData(n, dtype)`` (a per-thread array of
+compile-time length), so the rewrite turns its constructor into that one: every
+family then accepts local arrays wherever it accepts a ``ThreadData``, as input
+and as output, and indexing them is unchanged.
+
 The rewrite adds hidden keywords to the calls: ``_coop_site=<id>`` everywhere,
 ``_dtype_from=<array>`` to such ``ThreadData`` constructors (the array must be a
 kernel argument, or a slice of one, so it is defined before the payload), and
@@ -26,7 +32,7 @@ from ..._diagnostics import raise_at
 from ..._errors import NotADeviceFunctionError
 from ..._kernel_api import KernelConstructMeta, KernelFunction
 from ..._payloads import ThreadData
-from ._compat import Rewrite, ir, register_rewrite
+from ._compat import Rewrite, cuda, ir, register_rewrite
 
 __all__ = ["SITES", "Site", "site_location", "HIDDEN_KEYWORDS"]
 
@@ -145,6 +151,59 @@ def _reject_plain_functions(func_ir, expr, name, loc, fname):
             ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
+def _root(func_ir, var, depth=0):
+    """The variable ``var`` is a plain copy of (itself when it is no copy)."""
+    d = _definition(func_ir, var)
+    if isinstance(d, ir.Var) and depth < 8:
+        return _root(func_ir, d, depth + 1)
+    return var
+
+
+def _coop_operands(func_ir) -> set:
+    """Names of the variables passed (positionally or by keyword) to any cooperative call."""
+    names = set()
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
+                if isinstance(_resolve_value(func_ir, inst.value.func), KernelFunction):
+                    for var in [*inst.value.args, *(v for _, v in inst.value.kws)]:
+                        names.add(_root(func_ir, var).name)
+    return names
+
+
+def _local_array_as_thread_data(func_ir, inst, scope) -> list:
+    """Turn ``x = cuda.local.array(n, dtype[, alignas=a])`` into ``x = ThreadData(n, dtype, alignment=a)``.
+
+    Returns the assignment that binds ``ThreadData`` (to go before ``inst``), or []
+    when the shape is not one compile-time length (a 2-D array is left alone).
+    """
+    expr = inst.value
+    kws = dict(expr.kws)
+    shape = expr.args[0] if expr.args else kws.get("shape")
+    dtype = expr.args[1] if len(expr.args) > 1 else kws.get("dtype")
+    if shape is None or dtype is None:
+        return []
+    added = []
+    d = _definition(func_ir, shape)
+    if isinstance(d, ir.Expr) and d.op == "build_tuple":  # (n,) spelled in the kernel
+        if len(d.items) != 1:
+            return []
+        shape = d.items[0]
+    elif isinstance(d, (ir.Const, ir.Global, ir.FreeVar)) and isinstance(d.value, tuple):  # a constant (n,)
+        if len(d.value) != 1:
+            return []
+        shape = ir.Var(scope, f"$coop_local_len.{id(inst)}", inst.loc)
+        func_ir._definitions[shape.name] = [ir.Const(d.value[0], inst.loc)]
+        added.append(ir.Assign(ir.Const(d.value[0], inst.loc), shape, inst.loc))
+    callee = ir.Var(scope, f"$coop_thread_data.{id(inst)}", inst.loc)
+    glob = ir.Global("ThreadData", ThreadData, inst.loc)
+    func_ir._definitions[callee.name] = [glob]
+    expr.func = callee
+    expr.args = [shape, dtype]
+    expr.kws = [("alignment", v) for k, v in expr.kws if k == "alignas"]
+    return [*added, ir.Assign(glob, callee, inst.loc)]
+
+
 @register_rewrite("before-inference")
 class TagCoopCallSites(Rewrite):
     def __init__(self, state=None):
@@ -155,6 +214,8 @@ class TagCoopCallSites(Rewrite):
         self.func_ir = func_ir
         self.block = block
         self.todo = []
+        self.prefix = {}  # id(inst) -> assignments to insert before it
+        operands = None
         for inst in block.body:
             if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
                     and inst.value.op == "call"):
@@ -163,6 +224,13 @@ class TagCoopCallSites(Rewrite):
             if any(name == "_coop_site" for name, _ in expr.kws):
                 continue
             callee = _resolve_value(func_ir, expr.func)
+            if callee is cuda.local.array:
+                operands = _coop_operands(func_ir) if operands is None else operands
+                if inst.target.name in operands:
+                    added = _local_array_as_thread_data(func_ir, inst, block.scope)
+                    if added:
+                        self.prefix[id(inst)] = added
+                        callee = ThreadData
             if _is_coop_callee(callee):
                 self.todo.append((inst, callee))
         return bool(self.todo)
@@ -174,6 +242,7 @@ class TagCoopCallSites(Rewrite):
         scope = self.block.scope
         fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
         for inst in self.block.body:
+            body.extend(self.prefix.get(id(inst), ()))
             callee = todo.get(id(inst))
             if callee is not None:
                 expr = inst.value
