@@ -109,7 +109,7 @@ def make_block(algorithm, items_per_thread):
         items = coop.ThreadData(items_per_thread)
         coop.load(block, source, items, offset=cuda.blockIdx.x * cuda.blockDim.x * items_per_thread,
                   algorithm="vectorize")
-        s = coop.sum(block, items, algorithm=algorithm)
+        s = coop.sum(block, items, algorithm=algorithm, broadcast=False)
         if cuda.threadIdx.x == 0:
             cuda.atomic.add(total, 0, s)
     return block_sum
@@ -120,7 +120,7 @@ def make_warp(items_per_thread):
         items = coop.ThreadData(items_per_thread)
         coop.load(coop.this_block(), source, items,
                   offset=cuda.blockIdx.x * cuda.blockDim.x * items_per_thread, algorithm="vectorize")
-        s = coop.sum(coop.this_warp(), items)
+        s = coop.sum(coop.this_warp(), items, broadcast=False)
         if cuda.threadIdx.x % 32 == 0:
             cuda.atomic.add(total, 0, s)
     return warp_sum
@@ -159,7 +159,7 @@ def k(source, total):
     block = coop.this_block()
     items = coop.ThreadData(16)
     coop.load(block, source, items, offset=cuda.blockIdx.x * cuda.blockDim.x * 16, algorithm="vectorize")
-    s = coop.sum(block, items)
+    s = coop.sum(block, items, broadcast=False)
     if cuda.threadIdx.x == 0:
         cuda.atomic.add(total, 0, s)
 """

@@ -20,7 +20,7 @@ def array_sum(x, count, total):
                   valid_items=valid, oob_default=np.int64(0))
         for i in range(ITEMS):
             partial += items[i]
-    block_total = coop.sum(block, partial)  # defined in thread 0 only
+    block_total = coop.sum(block, partial, broadcast=False)  # thread 0 alone reads it
     if cuda.threadIdx.x == 0:
         cuda.atomic.add(total, 0, block_total)
 # example-end array-sum
@@ -34,8 +34,8 @@ def scale_rows_by_max(matrix):
     items = coop.ThreadData(ITEMS)
     offset = cuda.blockIdx.x * cuda.blockDim.x * ITEMS  # the block's origin; coop adds the warp's
     coop.load(warp, matrix, items, offset=offset)
-    # A payload contributes all its items; broadcast=True gives every lane the result.
-    row_max = coop.reduce(warp, items, binary_op="max", broadcast=True)
+    # A payload contributes all its items; every lane gets the result (broadcast=True).
+    row_max = coop.reduce(warp, items, binary_op="max")
     for i in range(ITEMS):
         items[i] = items[i] / row_max
     coop.store(warp, matrix, items, offset=offset)

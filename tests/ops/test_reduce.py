@@ -53,18 +53,18 @@ class Case:
     value: str = "items"  # "items", "scalar" or "items2" (the product data)
     algorithm: str | None = None
     valid: bool = False
-    broadcast: bool = False
+    broadcast: bool | None = False  # None: omitted, which means True
 
     def source(self, kernel_group: str) -> str:
         kw = []
-        if self.call == "reduce":
+        if self.call == "reduce" and self.op:  # no op: binary_op defaults to sum
             kw.append(f"binary_op={self.op}")
         if self.algorithm:
             kw.append(f'algorithm="{self.algorithm}"')
         if self.valid:
             kw.append("valid_items=vi")
-        if self.broadcast:
-            kw.append("broadcast=True")
+        if self.broadcast is not None:
+            kw.append(f"broadcast={self.broadcast}")
         return f"coop.{self.call}({kernel_group}, {self.value}, {', '.join(kw)})"
 
     @property
@@ -89,6 +89,11 @@ def reduce_cases(dtype: str):
         Case(32, "reduce", '"max"', "max", valid=True),
         Case(32, "reduce", "operator.mul", "prod", value="items2", broadcast=True),
         Case(32, "reduce", "user_op", user_op, valid=True, broadcast=True),
+    ]
+    cases += [  # the defaults: binary_op sum, result broadcast to every member
+        Case("block", "reduce", "", "sum", broadcast=None),
+        Case(32, "reduce", "", "sum", value="scalar", broadcast=None),
+        Case(8, "sum", "", "sum", valid=True, broadcast=None),
     ]
     if integer:
         cases += [
@@ -139,7 +144,7 @@ def batched_cases():
     cases = []
     for w in [32, 16, 8, 4, 2, 1]:
         for layout in ("striped", "blocked"):
-            cases.append((w, layout, '"+"', "sum"))
+            cases.append((w, layout, '"+"' if w % 4 else None, "sum"))  # None: the default (sum)
             cases.append((w, layout, "user_op", user_op))
     return cases
 
@@ -149,7 +154,8 @@ def batched_kernel(dtype: str, batches: int):
     lines = []
     for row, (w, layout, op, _ref) in enumerate(batched_cases()):
         per_lane = -(-batches // w)
-        lines.append(f"""    r = coop.reduce_batched({group_expr('warp', w)}, items, binary_op={op}, output_layout="{layout}")
+        op_kw = "" if op is None else f", binary_op={op}"
+        lines.append(f"""    r = coop.reduce_batched({group_expr('warp', w)}, items{op_kw}, output_layout="{layout}")
     for s in range({per_lane}):
         out[{row}, gtid * {batches} + s] = r[s]
 """)
@@ -242,7 +248,7 @@ def run_reduce(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
                 slots = slots[:, :1]
             vi = int(valid[b]) if case.valid else None
             expected, defined = ref.reduce(slots, case.ref_op, group_width=case.width, valid_items=vi,
-                                           broadcast=case.broadcast)
+                                           broadcast=case.broadcast is not False)
             got = out[row, b * block_threads:(b + 1) * block_threads]
             label = f"row {row}: {case} {dtype} ipt={ipt} block#{b} valid={valid[b]}"
             check_reduce(label, got, expected, defined, slots, case.ref_op, dtype)

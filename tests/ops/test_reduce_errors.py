@@ -64,15 +64,6 @@ def test_unsupported_python_operator():
     assert "binary_op=np.less is not a supported operator" in str(info.value)
 
 
-def test_reduce_needs_an_operator():
-    info, module = compile_body("""
-        x = coop.reduce(coop.this_block(), src[0])
-    """)
-    assert isinstance(info.value, coop.MissingArgumentError)
-    assert "binary_op is required" in str(info.value) and "'+'" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.reduce(")
-
-
 @pytest.mark.parametrize("valid", [0, -2, 129])
 def test_static_valid_items_out_of_range_for_a_warp(valid):
     info, module = compile_body(f"""

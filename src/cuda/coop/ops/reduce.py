@@ -114,11 +114,12 @@ USER_OP_DECL = ("struct UserOp { __device__ __forceinline__ T operator()(const T
 _RESULT_DOC = """Returns
     -------
     scalar of the value's dtype (no accumulator promotion: integer sums wrap).
-    The result is defined only in the group's first member: thread 0 of the
-    block (linear rank ``x + bx*(y + by*z)``), lane 0 of each warp or logical
-    warp.  Other members get an unspecified value, unless ``broadcast=True``:
-    then every member gets the result (a block adds one ``__syncthreads`` and a
-    word of shared memory, a warp one shuffle).
+    Every member of the group gets the result (``broadcast=True``, the default:
+    a block adds one ``__syncthreads`` and a word of shared memory, a warp one
+    shuffle).  With ``broadcast=False`` the result is defined only in the
+    group's first member: thread 0 of the block (linear rank
+    ``x + bx*(y + by*z)``), lane 0 of each warp or logical warp; that is CUB's
+    own contract and costs nothing extra.
 
     Every member of the group must call it (no early ``return``; do not wrap it
     in ``if tid < n``: use ``valid_items``).  Block reductions use shared memory
@@ -130,7 +131,7 @@ _RESULT_DOC = """Returns
 
 
 @kernel_function
-def reduce(group, value, /, *, binary_op=None, valid_items=None, algorithm=None, broadcast=False,
+def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None, broadcast=True,
            temp_storage=None):
     """Reduce one value or payload per member to one value for the group.
 
@@ -158,7 +159,9 @@ def reduce(group, value, /, *, binary_op=None, valid_items=None, algorithm=None,
         ``"raking_commutative_only"`` needs a commutative operator (all
         built-in ones are).
     broadcast : bool
-        Give the result to every member (compile-time constant).
+        ``True`` (default): every member gets the result.  ``False``: only the
+        group's first member does (CUB's root-only path, no extra barrier).
+        A compile-time constant.
     temp_storage : coop.TempStorage, optional
         Scratch of a block reduction (warp reductions need none).
 
@@ -167,7 +170,7 @@ def reduce(group, value, /, *, binary_op=None, valid_items=None, algorithm=None,
 
 
 @kernel_function
-def sum(group, value, /, *, valid_items=None, algorithm=None, broadcast=False, temp_storage=None):  # noqa: A001
+def sum(group, value, /, *, valid_items=None, algorithm=None, broadcast=True, temp_storage=None):  # noqa: A001
     """Sum one value or payload per member over the group: ``coop.reduce(..., binary_op="+")``.
 
     Parameters
@@ -180,7 +183,7 @@ def sum(group, value, /, *, valid_items=None, algorithm=None, broadcast=False, t
 
 
 @kernel_function
-def reduce_batched(group, value, /, *, binary_op=None, output_layout="striped"):
+def reduce_batched(group, value, /, *, binary_op="sum", output_layout="striped"):
     """Reduce B independent batches across a warp in O(B) shuffle steps.
 
     Slot ``j`` of every lane forms batch ``j``: with ``B = value.items_per_thread``
@@ -300,7 +303,7 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     if op_name == "sum":
         op = "sum"
     else:
-        op = choose_binary_op(call, "binary_op", binary_op, dtype)
+        op = choose_binary_op(call, "binary_op", binary_op, dtype, default="sum")
     if g.kind == "block":
         algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, DEFAULT_ALGORITHM)
         tile = None
@@ -313,7 +316,7 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
         algo = None
         tile = g.width * items
     literal_vi, has_vi = static_valid_items(call, valid_items, tile)
-    bcast = v.require_literal_bool(call, "broadcast", broadcast, False)
+    bcast = v.require_literal_bool(call, "broadcast", broadcast, True)
     ts = v.optional_temp_storage(call, temp_storage, g)
     operands = [AbiOperand("value", passing, dtype, "items" if passing == "payload" else "scalar")]
     if has_vi:
@@ -349,7 +352,7 @@ def plan_reduce_batched(group, value, /, *, binary_op=OMITTED, output_layout=OMI
             "for one value per lane use coop.reduce()"
         )
     dtype = v.require_known_dtype(call, "value", value)
-    op = choose_binary_op(call, "binary_op", binary_op, dtype)
+    op = choose_binary_op(call, "binary_op", binary_op, dtype, default="sum")
     layout = v.choose(call, "output_layout", output_layout, OUTPUT_LAYOUTS, "striped")
     out_items = -(-value.items // g.width)
     return CallPlan(
