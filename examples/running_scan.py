@@ -12,6 +12,10 @@ prefix callback* carries the running total from one tile to the next:
   every thread initializes its state the same way and thread 0's state is the
   running total.
 
+The exclusive kernel spells it as NVIDIA's cuda.coop documents it: the callback
+wrapped in ``StatefulFunction(op, state_dtype)`` and the state as the scan's third
+operand; the inclusive kernel passes the same state by keyword (``prefix_state=``).
+
     python examples/running_scan.py
 """
 
@@ -19,6 +23,7 @@ import numpy as np
 from numba_cuda_mlir import cuda
 
 from cuda import coop
+from cuda.coop.numba_mlir import StatefulFunction
 
 THREADS = 128
 ITEMS_PER_THREAD = 4
@@ -29,6 +34,9 @@ def running_total(state, block_aggregate):
     prefix = state[0]
     state[0] = prefix + block_aggregate
     return prefix
+
+
+running_total_int32 = StatefulFunction(running_total, np.int32)
 
 
 @cuda.jit
@@ -50,11 +58,11 @@ def running_exclusive_sum(values, out, n):
     block = coop.this_block()
     tile = cuda.blockDim.x * ITEMS_PER_THREAD
     items = coop.ThreadData(ITEMS_PER_THREAD)
-    state = coop.ThreadData(1, dtype=values.dtype)
+    state = cuda.local.array(1, np.int32)  # a local array is a payload too
     state[0] = 0
     for start in range(0, n, tile):
         coop.load(block, values, items, offset=start, valid_items=n - start, oob_default=0)
-        sums = coop.exclusive_sum(block, items, prefix_op=running_total, prefix_state=state)
+        sums = coop.exclusive_sum(block, items, state, prefix_op=running_total_int32)
         coop.store(block, out, sums, offset=start, valid_items=n - start)
 
 

@@ -150,15 +150,6 @@ def exclusive_max(src, dst):
 # example-end exclusive-no-init
 
 
-# example-begin batched-no-op
-@cuda.jit
-def batched_without_operator(src, dst):
-    items = coop.ThreadData(3)
-    coop.load(coop.this_warp(), src, items)
-    sums = coop.reduce_batched(coop.this_warp(), items)
-# example-end batched-no-op
-
-
 # example-begin block-scan-valid
 @cuda.jit
 def block_scan_valid_items(src, dst, n):
@@ -227,7 +218,6 @@ MISTAKES = {
     "small-temp-storage": (temp_storage_too_small, I32, {"block": 128}, "TempStorageError"),
     "too-much-shared": (huge_transpose, F64, {"block": 1024}, "SharedMemoryLimitError"),
     "exclusive-no-init": (exclusive_max, I32, {"block": 128}, "MissingArgumentError"),
-    "batched-no-op": (batched_without_operator, I32, {"block": 128}, "MissingArgumentError"),
     "block-scan-valid": (block_scan_valid_items, I32 + (np.int64(1),), {"block": 128}, "ConflictingArgumentsError"),
     "merge-sort-block": (sort_96_threads, I32, {"block": 96}, "UnsupportedBlockShapeError"),
     "host-call": (host_call, None, None, "CoopCompilerContextRequiredError"),

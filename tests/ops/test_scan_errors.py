@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import cuda.coop as coop
@@ -19,6 +20,9 @@ def running(state, block_aggregate):
     old = state[0]
     state[0] = old + block_aggregate
     return old
+
+import cuda.coop.numba_mlir as _qualified
+RUNNING64 = _qualified.StatefulFunction(running, np.int64)
 """
 
 
@@ -153,7 +157,7 @@ state = coop.ThreadData(1, dtype=np.int32)
 r = coop.exclusive_sum(coop.this_block(), items, prefix_state=state)
 """))
     assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "prefix_state was given without prefix_op" in str(info.value)
+    assert "was given without prefix_op" in str(info.value)
 
 
 def test_stateful_prefix_without_state_does_not_compile_for_the_signature():
@@ -200,3 +204,53 @@ def test_initial_value_literal_out_of_range():
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
     assert "outside the range of int32" in str(info.value)
+
+
+def test_stateful_function_needs_its_state():
+    info, module = compile_body(body("""
+r = coop.exclusive_sum(coop.this_block(), items, prefix_op=RUNNING64)
+"""))
+    assert isinstance(info.value, coop.MissingArgumentError)
+    msg = str(info.value)
+    assert "coop.StatefulFunction" in msg and "int64" in msg and "third operand" in msg
+    assert_points_at_user_line(info, module, "prefix_op=RUNNING64")
+
+
+def test_stateful_function_state_of_another_dtype():
+    info, module = compile_body(body("""
+state = coop.ThreadData(1, dtype=np.int32)
+state[0] = 0
+r = coop.inclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64)
+"""))
+    assert isinstance(info.value, coop.DtypeMismatchError)
+    msg = str(info.value)
+    assert "int32" in msg and "state_dtype=int64" in msg and "coop.ThreadData(1, dtype=np.int64)" in msg
+
+
+def test_state_given_twice():
+    info, _ = compile_body(body("""
+state = cuda.local.array(1, np.int64)
+state[0] = 0
+r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64, prefix_state=state)
+"""))
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "given twice" in str(info.value)
+
+
+def test_state_without_prefix_op():
+    info, _ = compile_body(body("""
+state = coop.ThreadData(1, dtype=np.int64)
+state[0] = 0
+r = coop.exclusive_sum(coop.this_block(), items, state)
+"""))
+    assert isinstance(info.value, coop.ConflictingArgumentsError)
+    assert "without prefix_op" in str(info.value)
+
+
+def test_stateful_function_rejects_a_non_callable():
+    import cuda.coop.numba_mlir as qualified
+
+    with pytest.raises(coop.InvalidArgumentTypeError, match="op=3 is not callable"):
+        qualified.StatefulFunction(3, np.int64)
+    with pytest.raises(coop.UnsupportedDtypeError, match="state_dtype"):
+        qualified.StatefulFunction(len, "complex64")

@@ -54,6 +54,10 @@ def normalize_dtype(value, *, label: str) -> np.dtype:
     try:
         dt = np.dtype(value)
     except TypeError:
+        # A compiler's scalar type (numba's types.int64) names its NumPy dtype.
+        name = str(value)
+        if name in {d.name for d in SUPPORTED_DTYPES}:
+            return np.dtype(name)
         raise UnsupportedDtypeError(
             f"{label}={value!r} is not a dtype; use one of {dtype_names()}"
         ) from None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override"]
+__all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override",
+           "library_pinning_enabled"]
 
 ENV = {
     "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "skip automatic backend registration at import",
@@ -14,6 +15,8 @@ ENV = {
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
     "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile), 1 or 0",
+    "CUDA_COOP_NO_LIBRARY_PINNING": "1 leaves the choice of NVRTC, nvJitLink and NVVM to cuda-pathfinder "
+                                    "(by default cuda-coop loads those of cuda-bindings' CUDA major)",
 }
 
 _FALSY = {"", "0", "false", "no", "off"}
@@ -46,3 +49,7 @@ def source_dump_dir() -> Path | None:
 def cccl_root_override() -> Path | None:
     value = os.environ.get("CUDA_COOP_CCCL_ROOT", "").strip()
     return Path(value).expanduser() if value else None
+
+
+def library_pinning_enabled() -> bool:
+    return not truthy(os.environ.get("CUDA_COOP_NO_LIBRARY_PINNING"))

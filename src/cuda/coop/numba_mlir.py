@@ -11,6 +11,7 @@ from cuda.coop import register as _register
 
 _register("numba-cuda-mlir")
 
+from ._stateful import StatefulFunction  # noqa: E402
 from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E402
 
-__all__ = [*_common_all, "compile_cubin", "KernelBinary"]
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction"]

@@ -184,7 +184,7 @@ def install_pinning() -> dict:
     Called when the backend activates, before the first compile.  Idempotent.
     Returns the choice ({} when the major is unknown or pinning is turned off).
     """
-    if _env.truthy(os.environ.get("CUDA_COOP_NO_LIBRARY_PINNING")) or not sys.platform.startswith("linux"):
+    if not _env.library_pinning_enabled() or not sys.platform.startswith("linux"):
         return {}
     major = bindings_major()
     choice = select(major) if major is not None else {}

@@ -121,6 +121,7 @@ class DeviceFunctionArg:
     key: Any = None
     name: str = ""
     device: bool = True
+    state_dtype: np.dtype | None = None  # a coop.StatefulFunction: the dtype of its state
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import numpy as np
 from .._dtypes import cxx_type
 from .._errors import (
     ConflictingArgumentsError,
+    DtypeMismatchError,
     InvalidArgumentTypeError,
     MissingArgumentError,
     UnsupportedAlgorithmForGroupError,
@@ -84,20 +85,24 @@ _COMMON_DOC = """valid_items : int, optional
         A payload of the value's dtype; every member's slot 0 receives the
         group's aggregate (the reduction of all items, excluding
         ``initial_value``).
-    prefix_op : device function, optional
+    state : coop.ThreadData or cuda.local.array, optional (third positional operand)
+        The one-item state of a stateful ``prefix_op`` (a
+        ``coop.numba_mlir.StatefulFunction``, whose ``state_dtype`` it must have; it
+        may differ from the scanned dtype).  Updated in place, so a loop over tiles
+        carries a running prefix.  ``prefix_state=`` is the same operand by keyword.
+    prefix_op : device function or coop.numba_mlir.StatefulFunction, optional
         Block groups only: a ``@cuda.jit(device=True)`` function
-        ``prefix_op(block_aggregate) -> prefix``, or with ``prefix_state``
-        ``prefix_op(state, block_aggregate) -> prefix`` where ``state`` points to
-        the calling thread's ``prefix_state`` slots (``state[0]``, ...).  CUB
-        calls it once per scan in every lane of warp 0, with the block
-        aggregate; the value returned by thread 0 seeds the whole block's scan
-        (it is combined before every item; exclusive scans return it for item
-        0).  Only thread 0's state is authoritative; initialize it identically
-        in all threads so warp 0 stays in step.  Excludes ``initial_value``
-        and ``aggregate_output``.
+        ``prefix_op(block_aggregate) -> prefix``, or a stateful one
+        ``prefix_op(state, block_aggregate) -> prefix`` where ``state`` is the
+        calling thread's state payload (``state[0]``, ...).  CUB calls it once per
+        scan in every lane of warp 0, with the block aggregate; the value returned
+        by thread 0 seeds the whole block's scan (it is combined before every item;
+        exclusive scans return it for item 0).  Only thread 0's state is
+        authoritative; initialize it identically in all threads so warp 0 stays in
+        step.  Excludes ``initial_value`` and ``aggregate_output``.
     prefix_state : coop.ThreadData, optional
-        Per-thread state of a stateful ``prefix_op`` (any numeric dtype); it is
-        updated in place, so a loop over tiles carries a running prefix.
+        The state operand by keyword (kept for existing code; prefer the third
+        positional operand).
     algorithm : {"raking", "raking_memoize", "warp_scans"}, optional
         Block groups only (CUB ``BLOCK_SCAN_*``; default ``"raking"``).
         ``"warp_scans"`` falls back to raking when the block's thread count is
@@ -124,7 +129,7 @@ _OP_DOC = """scan_op : str, Python operator, NumPy ufunc or device function, opt
 
 
 @kernel_function
-def scan(group, value, /, *, mode="exclusive", scan_op=None, initial_value=None, valid_items=None,
+def scan(group, value, state=None, /, *, mode="exclusive", scan_op=None, initial_value=None, valid_items=None,
          aggregate_output=None, prefix_op=None, prefix_state=None, algorithm=None, temp_storage=None):
     """Exclusive or inclusive prefix scan over the group's tile.
 
@@ -142,7 +147,7 @@ def scan(group, value, /, *, mode="exclusive", scan_op=None, initial_value=None,
 
 
 @kernel_function
-def exclusive_scan(group, value, /, *, scan_op=None, initial_value=None, valid_items=None,
+def exclusive_scan(group, value, state=None, /, *, scan_op=None, initial_value=None, valid_items=None,
                    aggregate_output=None, prefix_op=None, prefix_state=None, algorithm=None,
                    temp_storage=None):
     """Exclusive prefix scan: item ``i`` receives ``initial_value op x[0] op ... op x[i-1]``.
@@ -159,7 +164,7 @@ def exclusive_scan(group, value, /, *, scan_op=None, initial_value=None, valid_i
 
 
 @kernel_function
-def inclusive_scan(group, value, /, *, scan_op=None, valid_items=None, aggregate_output=None,
+def inclusive_scan(group, value, state=None, /, *, scan_op=None, valid_items=None, aggregate_output=None,
                    prefix_op=None, prefix_state=None, algorithm=None, temp_storage=None):
     """Inclusive prefix scan: item ``i`` receives ``x[0] op ... op x[i]``.
 
@@ -172,7 +177,7 @@ def inclusive_scan(group, value, /, *, scan_op=None, valid_items=None, aggregate
 
 
 @kernel_function
-def exclusive_sum(group, value, /, *, valid_items=None, aggregate_output=None, prefix_op=None,
+def exclusive_sum(group, value, state=None, /, *, valid_items=None, aggregate_output=None, prefix_op=None,
                   prefix_state=None, algorithm=None, temp_storage=None):
     """Exclusive prefix sum: item ``i`` receives ``x[0] + ... + x[i-1]`` (item 0: 0).
 
@@ -184,7 +189,7 @@ def exclusive_sum(group, value, /, *, valid_items=None, aggregate_output=None, p
 
 
 @kernel_function
-def inclusive_sum(group, value, /, *, valid_items=None, aggregate_output=None, prefix_op=None,
+def inclusive_sum(group, value, state=None, /, *, valid_items=None, aggregate_output=None, prefix_op=None,
                   prefix_state=None, algorithm=None, temp_storage=None):
     """Inclusive prefix sum: item ``i`` receives ``x[0] + ... + x[i]``.
 
@@ -209,7 +214,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     _reduce.check_whole_warps(plan, launch)
 
 
-def _plan_scan(op_name, group, value, *, mode, scan_op, initial_value, valid_items, aggregate_output,
+def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, valid_items, aggregate_output,
                prefix_op, prefix_state, algorithm, temp_storage):
     call = f"coop.{op_name}()"
     g = v.require_group(call, group)
@@ -225,11 +230,21 @@ def _plan_scan(op_name, group, value, *, mode, scan_op, initial_value, valid_ite
             )
         algo = None
     # -- prefix callback ------------------------------------------------------------
+    state_source = "prefix_state"  # the bound argument the provider's state pointer comes from
+    if v.is_given(state):
+        state_source = "state"
+        if v.is_given(prefix_state):
+            raise ConflictingArgumentsError(
+                f"{call}: the prefix state was given twice, as the third operand and as prefix_state=; "
+                "pass it once (as the third operand)"
+            )
+        prefix_state = state
     has_prefix = v.is_given(prefix_op)
     if v.is_given(prefix_state) and not has_prefix:
         raise ConflictingArgumentsError(
-            f"{call}: prefix_state was given without prefix_op; the state belongs to a stateful "
-            "prefix callback, so pass prefix_op=<device function> too (or drop prefix_state)"
+            f"{call}: a prefix state (third operand or prefix_state=) was given without prefix_op; "
+            "the state belongs to a stateful prefix callback, so pass prefix_op=coop.StatefulFunction(...) "
+            "too, or drop the state"
         )
     callbacks = list(_reduce.binary_callbacks(op, dtype, role="scan_op"))
     operands = [AbiOperand("value", passing, dtype, "items" if passing == "payload" else "scalar")]
@@ -241,6 +256,20 @@ def _plan_scan(op_name, group, value, *, mode, scan_op, initial_value, valid_ite
                 f"group={g.label}; pass the running prefix as initial_value= instead"
             )
         fn = v.require_device_function(call, "prefix_op", prefix_op)
+        if fn.state_dtype is not None:  # a coop.StatefulFunction: its state is required, of its dtype
+            if not v.is_given(prefix_state):
+                raise MissingArgumentError(
+                    f"{call}: prefix_op={fn.name} is a coop.StatefulFunction, which needs its state: pass a "
+                    f"one-item payload of {fn.state_dtype.name} as the third operand, e.g. "
+                    f"coop.{op_name}(block, x, state, prefix_op=...)"
+                )
+            if isinstance(prefix_state, PayloadArg) and prefix_state.dtype != fn.state_dtype:
+                got = prefix_state.dtype.name if prefix_state.dtype is not None else "unknown"
+                raise DtypeMismatchError(
+                    f"{call}: the state has dtype {got} but prefix_op={fn.name} was declared with "
+                    f"state_dtype={fn.state_dtype.name}; create the state as "
+                    f"coop.ThreadData(1, dtype=np.{fn.state_dtype.name})"
+                )
         for other, arg in (("initial_value", initial_value), ("aggregate_output", aggregate_output)):
             if v.is_given(arg):
                 raise ConflictingArgumentsError(
@@ -254,7 +283,7 @@ def _plan_scan(op_name, group, value, *, mode, scan_op, initial_value, valid_ite
                     "per-thread state the callback updates through a pointer)"
                 )
             state_dtype = v.require_known_dtype(call, "prefix_state", prefix_state)
-            operands.append(AbiOperand("prefix_state", "payload", state_dtype, "prefix_state"))
+            operands.append(AbiOperand(state_source, "payload", state_dtype, "prefix_state"))
             argtypes = (PointerTo(state_dtype), dtype)
         else:
             argtypes = (dtype,)
@@ -290,7 +319,6 @@ def _plan_scan(op_name, group, value, *, mode, scan_op, initial_value, valid_ite
         agg = v.require_payload(call, "aggregate_output", aggregate_output)
         agg_dtype = v.require_known_dtype(call, "aggregate_output", agg)
         if agg_dtype != dtype:
-            from .._errors import DtypeMismatchError
 
             raise DtypeMismatchError(
                 f"{call}: aggregate_output has dtype {agg_dtype.name} but the value has dtype "
@@ -312,44 +340,44 @@ def _plan_scan(op_name, group, value, *, mode, scan_op, initial_value, valid_ite
     )
 
 
-def plan_scan(group, value, /, *, mode=OMITTED, scan_op=OMITTED, initial_value=OMITTED,
+def plan_scan(group, value, state=OMITTED, /, *, mode=OMITTED, scan_op=OMITTED, initial_value=OMITTED,
               valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED, prefix_state=OMITTED,
               algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
     m = v.choose("coop.scan()", "mode", mode, MODES, "exclusive")
-    return _plan_scan("scan", group, value, mode=m, scan_op=scan_op, initial_value=initial_value,
+    return _plan_scan("scan", group, value, state, mode=m, scan_op=scan_op, initial_value=initial_value,
                       valid_items=valid_items, aggregate_output=aggregate_output, prefix_op=prefix_op,
                       prefix_state=prefix_state, algorithm=algorithm, temp_storage=temp_storage)
 
 
-def plan_exclusive_scan(group, value, /, *, scan_op=OMITTED, initial_value=OMITTED, valid_items=OMITTED,
+def plan_exclusive_scan(group, value, state=OMITTED, /, *, scan_op=OMITTED, initial_value=OMITTED, valid_items=OMITTED,
                         aggregate_output=OMITTED, prefix_op=OMITTED, prefix_state=OMITTED,
                         algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("exclusive_scan", group, value, mode="exclusive", scan_op=scan_op,
+    return _plan_scan("exclusive_scan", group, value, state, mode="exclusive", scan_op=scan_op,
                       initial_value=initial_value, valid_items=valid_items,
                       aggregate_output=aggregate_output, prefix_op=prefix_op, prefix_state=prefix_state,
                       algorithm=algorithm, temp_storage=temp_storage)
 
 
-def plan_inclusive_scan(group, value, /, *, scan_op=OMITTED, valid_items=OMITTED, aggregate_output=OMITTED,
+def plan_inclusive_scan(group, value, state=OMITTED, /, *, scan_op=OMITTED, valid_items=OMITTED, aggregate_output=OMITTED,
                         prefix_op=OMITTED, prefix_state=OMITTED, algorithm=OMITTED,
                         temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("inclusive_scan", group, value, mode="inclusive", scan_op=scan_op,
+    return _plan_scan("inclusive_scan", group, value, state, mode="inclusive", scan_op=scan_op,
                       initial_value=OMITTED, valid_items=valid_items, aggregate_output=aggregate_output,
                       prefix_op=prefix_op, prefix_state=prefix_state, algorithm=algorithm,
                       temp_storage=temp_storage)
 
 
-def plan_exclusive_sum(group, value, /, *, valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED,
+def plan_exclusive_sum(group, value, state=OMITTED, /, *, valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED,
                        prefix_state=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("exclusive_sum", group, value, mode="exclusive", scan_op=OMITTED,
+    return _plan_scan("exclusive_sum", group, value, state, mode="exclusive", scan_op=OMITTED,
                       initial_value=OMITTED, valid_items=valid_items, aggregate_output=aggregate_output,
                       prefix_op=prefix_op, prefix_state=prefix_state, algorithm=algorithm,
                       temp_storage=temp_storage)
 
 
-def plan_inclusive_sum(group, value, /, *, valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED,
+def plan_inclusive_sum(group, value, state=OMITTED, /, *, valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED,
                        prefix_state=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("inclusive_sum", group, value, mode="inclusive", scan_op=OMITTED,
+    return _plan_scan("inclusive_sum", group, value, state, mode="inclusive", scan_op=OMITTED,
                       initial_value=OMITTED, valid_items=valid_items, aggregate_output=aggregate_output,
                       prefix_op=prefix_op, prefix_state=prefix_state, algorithm=algorithm,
                       temp_storage=temp_storage)

@@ -25,8 +25,9 @@ class NumbaMlirBackend:
         # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
         cuda_libraries.install_pinning()
         from . import lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
-        from .types import GroupType
+        from .types import GroupType, StatefulFunctionType
         from ... import _groups
+        from ..._stateful import StatefulFunction
 
         self.version = C.check_version()
         self._function_types = typing.function_types()
@@ -42,6 +43,15 @@ class NumbaMlirBackend:
         @C.typeof_impl.register(KernelConstructMeta)
         def _typeof_construct(val, c):
             return self._function_types[val]
+
+        @C.typeof_impl.register(StatefulFunction)
+        def _typeof_stateful(val, c):
+            dispatcher = getattr(val, "_numba_mlir_dispatcher", None)
+            if dispatcher is None:
+                op = val.op
+                dispatcher = op if hasattr(op, "py_func") else C.cuda.jit(device=True)(op)
+                val._numba_mlir_dispatcher = dispatcher
+            return StatefulFunctionType(val, dispatcher)
 
         @C.typeof_impl.register(_groups.BlockGroup)
         def _typeof_block(val, c):

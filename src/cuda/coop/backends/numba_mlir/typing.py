@@ -101,10 +101,11 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
         raise InvalidArgumentTypeError(
             f"{call}: unexpected keyword {name}=; the controls are " + ", ".join(keywords)
         )
-    if len(arg_descs) < len(positional):
-        missing = [p.name for p in positional[len(arg_descs):]]
+    missing = [p.name for p in positional[len(arg_descs):] if p.default is inspect.Parameter.empty]
+    if missing:
         raise MissingArgumentError(f"{call}: missing operand(s) {', '.join(missing)}")
-    return tuple(arg_descs), {k: kw_descs.get(k, spec.OMITTED) for k in keywords}
+    optional = [spec.OMITTED] * (len(positional) - len(arg_descs))  # optional operands left out
+    return (*arg_descs, *optional), {k: kw_descs.get(k, spec.OMITTED) for k in keywords}
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,0 +1,45 @@
+"""``StatefulFunction``: a block-scan prefix callback that carries per-thread state."""
+
+from __future__ import annotations
+
+from ._dtypes import normalize_dtype
+from ._errors import InvalidArgumentTypeError
+
+__all__ = ["StatefulFunction"]
+
+
+class StatefulFunction:
+    """A prefix callback ``op(state, block_aggregate) -> prefix`` with a one-item state.
+
+    Pass it as ``prefix_op=`` of a block scan and the state payload as the scan's
+    third positional operand::
+
+        running = coop.StatefulFunction(add_to_total, np.int64)
+        state = coop.ThreadData(1, dtype=np.int64)      # or cuda.local.array(1, np.int64)
+        state[0] = 0
+        for tile in range(tiles):
+            out = coop.exclusive_sum(block, x, state, prefix_op=running)
+
+    ``op`` is a ``@cuda.jit(device=True)`` function (a plain Python function is
+    compiled as one).  It receives the calling thread's state as an array
+    (``state[0]``) and the block aggregate, and returns the prefix for this
+    scan.  CUB calls it in the lanes of warp 0; thread 0's return value seeds the
+    scan, and only thread 0's state is authoritative, so initialize the state
+    identically in every thread.  The state payload must have ``state_dtype``
+    exactly (it may differ from the scanned dtype).
+    """
+
+    def __init__(self, op, state_dtype, name=None):
+        if not callable(op):
+            raise InvalidArgumentTypeError(
+                f"coop.StatefulFunction(): op={op!r} is not callable; pass a @cuda.jit(device=True) "
+                "function op(state, block_aggregate) -> prefix"
+            )
+        self.op = op
+        self.state_dtype = normalize_dtype(state_dtype, label="coop.StatefulFunction(): state_dtype")
+        self.name = name if name is not None else getattr(op, "__name__", "stateful_function")
+        if not isinstance(self.name, str):
+            raise InvalidArgumentTypeError(f"coop.StatefulFunction(): name={name!r} must be a str or None")
+
+    def __repr__(self):
+        return f"coop.StatefulFunction({self.name}, {self.state_dtype.name})"
