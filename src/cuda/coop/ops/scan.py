@@ -319,7 +319,6 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
         agg = v.require_payload(call, "aggregate_output", aggregate_output)
         agg_dtype = v.require_known_dtype(call, "aggregate_output", agg)
         if agg_dtype != dtype:
-
             raise DtypeMismatchError(
                 f"{call}: aggregate_output has dtype {agg_dtype.name} but the value has dtype "
                 f"{dtype.name}; create it with coop.ThreadData(1, dtype=np.{dtype.name})"
