@@ -102,8 +102,9 @@ def test_temp_storage_descriptor_validation():
         coop.TempStorage(-1)
     with pytest.raises(coop.InvalidArgumentTypeError):
         coop.TempStorage(auto_sync="yes")
+    assert coop.TempStorage(16, 32).alignment == 32  # alignment may be positional (NVIDIA's tests pass it so)
     with pytest.raises(TypeError):
-        coop.TempStorage(16, 16)  # alignment is keyword-only
+        coop.TempStorage(16, 16, False)  # auto_sync and sharing are keyword-only
 
 
 def test_errors_derive_from_builtins():

@@ -37,6 +37,17 @@ def check_alignment(value, *, call: str, label: str = "alignment"):
     return value
 
 
+def merge_alignas(alignment, alignas):
+    """``alignas=`` is another spelling of ``alignment=`` (NVIDIA's qualified API used it)."""
+    if alignas is None:
+        return alignment
+    if alignment is not None and alignment != alignas:
+        raise InvalidArgumentValueError(
+            f"coop.ThreadData(): alignment={alignment} and alignas={alignas} disagree; pass one of them"
+        )
+    return alignas
+
+
 class ThreadData(metaclass=KernelConstructMeta):
     """A fixed-size array of ``items_per_thread`` values owned by each thread.
 
@@ -49,16 +60,17 @@ class ThreadData(metaclass=KernelConstructMeta):
         Element type. When omitted it is taken from the first ``coop.load`` source
         or ``coop.store`` destination that uses the payload.
     alignment : int, optional
-        Minimum alignment in bytes of the payload storage (a power of two).
+        Minimum alignment in bytes of the payload storage (a power of two);
+        ``alignas=`` is accepted as another spelling.
 
     Slots start uninitialized.  Inside a kernel the payload indexes like an array
     (``items[i]``) and ``items.items_per_thread`` is a compile-time constant.
     """
 
-    def __init__(self, items_per_thread, dtype=None, *, alignment=None):
+    def __init__(self, items_per_thread, dtype=None, *, alignment=None, alignas=None):
         self.items_per_thread = check_items_per_thread(items_per_thread)
         self.dtype = None if dtype is None else normalize_dtype(dtype, label="dtype")
-        self.alignment = check_alignment(alignment, call="coop.ThreadData()")
+        self.alignment = check_alignment(merge_alignas(alignment, alignas), call="coop.ThreadData()")
 
     def __repr__(self):
         dt = "" if self.dtype is None else f", dtype={self.dtype.name}"
@@ -86,7 +98,7 @@ class TempStorage(metaclass=KernelConstructMeta):
         ``"exclusive"``: each call site gets its own slice (size = the sum).
     """
 
-    def __init__(self, size_in_bytes=None, *, alignment=None, auto_sync=None, sharing="shared"):
+    def __init__(self, size_in_bytes=None, alignment=None, *, auto_sync=None, sharing="shared"):
         call = "coop.TempStorage()"
         if size_in_bytes is not None:
             try:

@@ -43,7 +43,7 @@ from ._spec import (
     TupleResult,
 )
 
-__all__ = ["radix_sort_keys", "radix_sort_pairs", "radix_rank", "SPECS"]
+__all__ = ["radix_rank_keys", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "SPECS"]
 
 HEADERS = (
     "cub/block/block_radix_sort.cuh",
@@ -164,6 +164,17 @@ def radix_rank(block, keys, /, *, begin_bit=0, end_bit=None, radix_bits=None, de
     ThreadData(K, int32) in the blocked layout: slot ``i`` of thread ``t`` is the
     rank of key ``t*K + i``.  Ends with ``__syncthreads()`` when a later call may reuse
     the scratch (see :ref:`temp-storage`).
+    """
+
+
+@kernel_function
+def radix_rank_keys(block, keys, /, *, begin_bit=0, end_bit=None, radix_bits=None, descending=False,
+                    exclusive_digit_prefix=None, temp_storage=None):
+    """The same operation as :func:`radix_rank` (the name NVIDIA's API reference lists).
+
+    Returns
+    -------
+    coop.ThreadData of int32 ranks, as :func:`radix_rank`.
     """
 
 
@@ -457,4 +468,5 @@ SPECS = (
     OpSpec(name="radix_sort_keys", family="radix", stub=radix_sort_keys, plan=plan_radix_sort_keys),
     OpSpec(name="radix_sort_pairs", family="radix", stub=radix_sort_pairs, plan=plan_radix_sort_pairs),
     OpSpec(name="radix_rank", family="radix", stub=radix_rank, plan=plan_radix_rank),
+    OpSpec(name="radix_rank_keys", family="radix", stub=radix_rank_keys, plan=plan_radix_rank),
 )

@@ -21,7 +21,9 @@ from ..._errors import (
     NonConstantArgumentError,
     UnknownDtypeError,
 )
-from ..._payloads import SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread
+from ..._payloads import (
+    SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, merge_alignas,
+)
 from ...ops import _spec as spec
 from ...ops._registry import all_specs
 from ._compat import AbstractTemplate, AttributeTemplate, ForceLiteralArg, signature, types
@@ -290,6 +292,9 @@ class ThreadDataTemplate(CoopTemplate):
                 )
         alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
                                          lambda a: check_alignment(a, call=call))
+        alignas = _literal_int_or_none(call, "alignas", bound.get("alignas"),
+                                       lambda a: check_alignment(a, call=call, label="alignas"))
+        alignment = merge_alignas(alignment, alignas)
         return signature(ThreadDataType(numba_type_of_dtype(dtype), items, alignment), *args, *kws.values())
 
 
