@@ -8,7 +8,10 @@ the operations directly (``coop.load(coop.this_block(), src, items)``); see
 from ._version import __version__
 from ._errors import *  # noqa: F401,F403  (every error class is public)
 from ._errors import __all__ as _errors_all
-from ._groups import BlockGroup, ThreadGroup, WarpGroup, this_block, this_warp
+from ._groups import (
+    BlockGroup, ClusterGroup, GridGroup, SingleThreadGroup, ThreadGroup, WarpGroup, WarpsGroup,
+    this_block, this_cluster, this_grid, this_thread, this_warp,
+)
 from ._payloads import TempStorage, ThreadData
 from ._registration import register
 from .ops._registry import public_operations as _public_operations
@@ -20,6 +23,13 @@ __all__ = [
     "register",
     "this_block",
     "this_warp",
+    "this_thread",
+    "this_grid",
+    "this_cluster",
+    "WarpsGroup",
+    "SingleThreadGroup",
+    "GridGroup",
+    "ClusterGroup",
     "ThreadGroup",
     "BlockGroup",
     "WarpGroup",

@@ -78,7 +78,7 @@ def _linear_tid(launch: LaunchFacts) -> str:
 def _sync(plan: CallPlan) -> str:
     if plan.storage is None or not plan.sync:
         return ""
-    if plan.group.kind == "block":
+    if plan.group.kind in ("block", "warps"):  # a group of warps shares block-wide scratch
         return "__syncthreads();"
     w = plan.group.width
     if w == 32:

@@ -67,12 +67,24 @@ def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
             "as the first argument"
         )
     if group.kind not in kinds:
-        allowed = {"block": "coop.this_block()", "warp": "coop.this_warp() (or a logical warp)"}
+        allowed = {"block": "coop.this_block()", "warp": "coop.this_warp() (or a logical warp)",
+                   "thread": "coop.this_thread()", "warps": "coop.this_block().group_by(n)"}
+        why = _GROUP_LIMITS.get(group.kind, "")
         raise InvalidGroupError(
-            f"{call}: group={group.label} is not supported; use "
+            f"{call}: group={group.label} is not supported{why}; use "
             + " or ".join(allowed[k] for k in kinds)
         )
     return group
+
+
+_GROUP_LIMITS = {
+    "grid": " (no cooperative operation runs over a whole grid: it would need a grid-wide barrier "
+            "and workspace; work per block and combine the block results, e.g. with cuda.atomic.add)",
+    "cluster": " (thread-block clusters are a descriptor in cuda-coop: rank()/count() work, no "
+               "operation runs over a cluster)",
+    "thread": " (one thread has nothing to cooperate on here; reduce/sum fold its own items)",
+    "warps": " (groups of warps are taken by reduce and sum only)",
+}
 
 
 def choose(call: str, label: str, arg, choices, default=None) -> str:

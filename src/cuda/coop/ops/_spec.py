@@ -36,7 +36,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GroupArg:
-    """``kind`` is "block" or "warp"; ``width`` is the logical warp width (32 = hardware)."""
+    """``kind``: "block", "warp" (``width`` = the logical warp width, 32 = hardware),
+    "warps" (``width`` = warps per group), "thread", "grid" or "cluster"."""
 
     kind: str
     width: int = 0
@@ -45,6 +46,10 @@ class GroupArg:
     def label(self) -> str:
         if self.kind == "block":
             return "coop.this_block()"
+        if self.kind == "warps":
+            return f"coop.this_block().group_by({self.width})"
+        if self.kind in ("thread", "grid", "cluster"):
+            return f"coop.this_{self.kind}()"
         return "coop.this_warp()" if self.width == 32 else f"coop.this_warp().group_by({self.width})"
 
 

@@ -230,7 +230,7 @@ def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
     """Warp groups need whole warps: CUB's warp collectives shuffle over all 32 lanes."""
     threads = launch.block_threads
     g = plan.group
-    if g.kind == "warp" and threads % 32:
+    if g.kind in ("warp", "warps") and threads % 32:
         raise UnsupportedBlockShapeError(
             f"{plan.call}: group={g.label} needs the block's thread count to be a multiple of 32, "
             f"but the launch block {launch.block} has {threads} threads; launch whole warps"
@@ -298,7 +298,7 @@ def static_valid_items(call: str, arg, tile: int | None):
 
 def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broadcast, temp_storage):
     call = f"coop.{op_name}()"
-    g = v.require_group(call, group)
+    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread"))
     dtype, items, passing = value_operand(call, value)
     if op_name == "sum":
         op = "sum"
@@ -307,6 +307,15 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     if g.kind == "block":
         algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, DEFAULT_ALGORITHM)
         tile = None
+    elif g.kind in ("warps", "thread"):
+        for label, arg in (("algorithm", algorithm), ("valid_items", valid_items)):
+            if v.is_given(arg):
+                raise UnsupportedAlgorithmForGroupError(
+                    f"{call}: {label}={describe(arg)} is not taken by group={g.label} (a group of warps "
+                    "or one thread reduces every item of every member); remove it, or reduce over "
+                    "coop.this_block() / coop.this_warp()"
+                )
+        algo, tile = None, None
     else:
         if v.is_given(algorithm):
             raise UnsupportedAlgorithmForGroupError(
@@ -322,7 +331,7 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     if has_vi:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
     operands.append(AbiOperand("result", "out", dtype, "result"))
-    storage = StorageNeed(per="block") if g.kind == "block" else None
+    storage = StorageNeed(per="block") if g.kind in ("block", "warps") else None
     return CallPlan(
         op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
         storage=storage, temp_storage="temp_storage" if ts is not None else None,
@@ -400,6 +409,8 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append("const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);")
     else:
         body.append("const T in[1] = {scalar};")
+    if kind in ("thread", "warps"):
+        return _generate_thread_or_warps(plan, decls, body, kind, width, is_sum, bcast)
     if kind == "block":
         algo = ALGORITHMS["block"][algo_name]
         decls.append(f"using Reduce = cub::BlockReduce<T, BLOCK_X, {algo.cub}, BLOCK_Y, BLOCK_Z>;")
@@ -440,6 +451,33 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             body.append("if (linear_tid == 0) ts.result = r;\n__syncthreads();\nr = ts.result;")
         else:
             body.append(f"r = cub::ShuffleIndex<{width}>(r, 0, {warp_mask_expr(width)});")
+    body.append("result[0] = r;")
+    return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _generate_thread_or_warps(plan, decls, body, kind, warps, is_sum, bcast) -> CppProvider:
+    """One thread folds its items; a group of ``warps`` warps reduces each warp with CUB's
+    WarpReduce, then folds the group's warp totals from shared memory (one barrier)."""
+    body.append(thread_reduce_cpp("op", "in", "r"))
+    if kind == "thread":
+        decls.append("struct TempStorage {};")
+        body.append("result[0] = r;")
+        return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+    decls += ["using WarpReducer = cub::WarpReduce<T>;",
+              "struct TempStorage { T warp_total[BLOCK_THREADS / 32]; };",
+              f"constexpr unsigned WARPS = {warps};"]
+    body += [
+        "typename WarpReducer::TempStorage unused_storage; WarpReducer reducer(unused_storage);",
+        "r = " + ("reducer.Sum(r);" if is_sum else "reducer.Reduce(r, op);"),
+        "T* totals = static_cast<TempStorage*>(temp)->warp_total;",
+        "const unsigned warp = linear_tid / 32u, first = warp / WARPS * WARPS;",
+        "if (linear_tid % 32u == 0) totals[warp] = r;",
+        "__syncthreads();",
+    ]
+    fold = ("r = totals[first];\n"
+            "for (unsigned w = first + 1; w < first + WARPS && w < BLOCK_THREADS / 32; ++w) "
+            "r = op(r, totals[w]);")
+    body.append(fold if bcast else f"if (linear_tid % (32u * WARPS) == 0) {{\n{_indent(fold)}\n}}")
     body.append("result[0] = r;")
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
 

@@ -24,7 +24,7 @@ class NumbaMlirBackend:
 
         # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
         cuda_libraries.install_pinning()
-        from . import lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
+        from . import group_methods, lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
         from .types import GroupType, StatefulFunctionType
         from ... import _groups
         from ..._stateful import StatefulFunction
@@ -34,6 +34,7 @@ class NumbaMlirBackend:
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes):
             C.typing_registry.register_attr(template)
         lowering.install()
+        group_methods.install()
 
         from ..._kernel_api import KernelConstructMeta
 
@@ -60,6 +61,13 @@ class NumbaMlirBackend:
         @C.typeof_impl.register(_groups.WarpGroup)
         def _typeof_warp(val, c):
             return GroupType("warp", val.width)
+
+        @C.typeof_impl.register(_groups.WarpsGroup)
+        def _typeof_warps(val, c):
+            return GroupType("warps", val.warps)
+
+        for cls in (_groups.SingleThreadGroup, _groups.GridGroup, _groups.ClusterGroup):
+            C.typeof_impl.register(cls)(lambda val, c: GroupType(val.kind, 0))
 
         C.refresh_registries_if_needed()
 

@@ -199,6 +199,16 @@ def store_element0(lower, numba_dtype, array, value):
     mlir_memref.store(value=lower.as_storage(numba_dtype, value), memref=array, indices=[index_of(0)])
 
 
+def overload_group_method(name):
+    """``extending.overload_method`` on GroupType, always inlined (groups have no run-time value)."""
+    from numba_cuda_mlir.extending import overload_method
+
+    from .types import GroupType
+
+    return overload_method(GroupType, name, typing_registry=typing_registry, inline="always",
+                           prefer_literal=True)
+
+
 def load_element0(lower, numba_dtype, array):
     from numba_cuda_mlir.lowering_utilities import index_of
 

@@ -329,7 +329,18 @@ def _lower_this_warp(lower, target, args, kws):
 
 def _lower_group_by(lower, target, args, kws):
     ty = lower.get_numba_type(target.name)
-    lower.store_var(target, _groups.WarpGroup(ty.width))
+    lower.store_var(target, _groups.WarpsGroup(ty.width) if ty.kind == "warps" else _groups.WarpGroup(ty.width))
+
+
+_DESCRIPTOR_GROUPS = {_groups.this_thread: _groups.SingleThreadGroup, _groups.this_grid: _groups.GridGroup,
+                      _groups.this_cluster: _groups.ClusterGroup}
+
+
+def _descriptor_lowering(cls):
+    def lower_descriptor(lower, target, args, kws):
+        lower.store_var(target, cls())
+
+    return lower_descriptor
 
 
 def _lower_thread_data(lower, target, args, kws):
@@ -355,6 +366,8 @@ def install():
     C.lowering_registry.lower(_groups.this_block, any_args)(_lower_this_block)
     C.lowering_registry.lower(_groups.this_warp, any_args)(_lower_this_warp)
     C.lowering_registry.lower(GROUP_BY_KEY, any_args)(_lower_group_by)
+    for factory, cls in _DESCRIPTOR_GROUPS.items():
+        C.lowering_registry.lower(factory, any_args)(_descriptor_lowering(cls))
     C.lowering_registry.lower(ThreadData, any_args)(_lower_thread_data)
     C.lowering_registry.lower(TempStorage, any_args)(_lower_temp_storage)
     C.lowering_registry.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

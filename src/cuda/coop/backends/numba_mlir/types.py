@@ -15,7 +15,7 @@ class GroupType(types.Dummy):
     def __init__(self, kind: str, width: int = 0):
         self.kind = kind
         self.width = width
-        label = "block" if kind == "block" else f"warp{width}"
+        label = {"block": "block", "warp": f"warp{width}", "warps": f"warps{width}"}.get(kind, kind)
         super().__init__(name=f"coop.Group({label})")
 
     @property

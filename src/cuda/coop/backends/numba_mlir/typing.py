@@ -169,6 +169,24 @@ class ThisWarpTemplate(CoopTemplate):
         return signature(GroupType("warp", 32), *kws.values())
 
 
+def _descriptor_template(factory, kind):
+    class Template(CoopTemplate):
+        key = factory
+
+        @located
+        def generic(self, args, kws):
+            _no_args(f"coop.this_{kind}()", args, kws)
+            return signature(GroupType(kind, 0), *kws.values())
+
+    Template.__name__ = f"This{kind.title()}Template"
+    return Template
+
+
+ThisThreadTemplate = _descriptor_template(_groups.this_thread, "thread")
+ThisGridTemplate = _descriptor_template(_groups.this_grid, "grid")
+ThisClusterTemplate = _descriptor_template(_groups.this_cluster, "cluster")
+
+
 def _no_args(call, args, kws):
     extra = [k for k in kws if k not in HIDDEN_KEYWORDS]
     if args or extra:
@@ -183,13 +201,20 @@ class GroupByTemplate(CoopTemplate):
 
     def generic(self, args, kws):
         this = self.this
+        if this.kind == "block":
+            return self._warps_within_block(args, kws)
         call = "coop.this_warp().group_by()"
         if this.kind != "warp" or this.width != 32:
             raise _groups.InvalidGroupWidthError(
-                f"{call}: group_by() applies to coop.this_warp(), not to {this.descriptor().label}"
+                f"{call}: group_by() applies to coop.this_warp() or coop.this_block(), not to "
+                f"{this.descriptor().label}"
             )
-        if kws or len(args) != 1:
-            raise InvalidArgumentTypeError(f"{call}: takes one argument, the logical warp width")
+        exhaustive = kws.get("exhaustive")
+        if set(kws) - {"exhaustive"} or len(args) != 1:
+            raise InvalidArgumentTypeError(
+                f"{call}: takes the logical warp width and optionally exhaustive=True/False")
+        if exhaustive is not None and not isinstance(exhaustive, types.BooleanLiteral):
+            raise NonConstantArgumentError(f"{call}: exhaustive must be a compile-time True or False")
         (width,) = args
         if not isinstance(width, types.IntegerLiteral):
             raise NonConstantArgumentError(
@@ -197,7 +222,17 @@ class GroupByTemplate(CoopTemplate):
                 "a module constant or a closure value"
             )
         w = _groups.check_warp_width(int(width.literal_value))
-        return signature(GroupType("warp", w), *args)
+        return signature(GroupType("warp", w), *args, *kws.values())
+
+    def _warps_within_block(self, args, kws):
+        call = "coop.this_block().group_by()"
+        if kws or len(args) != 1:
+            raise InvalidArgumentTypeError(f"{call}: takes one argument, the number of warps per group")
+        (warps,) = args
+        if not isinstance(warps, types.IntegerLiteral):
+            raise NonConstantArgumentError(f"{call}: warps_per_group must be a compile-time constant")
+        n = _groups.check_warps_per_group(int(warps.literal_value))
+        return signature(GroupType("warps", n), *args)
 
 
 class GroupAttributes(AttributeTemplate):
@@ -341,6 +376,9 @@ def function_types():
     mapping = {spec_.stub: types.Function(_op_template(spec_)) for spec_ in all_specs()}
     mapping[_groups.this_block] = types.Function(ThisBlockTemplate)
     mapping[_groups.this_warp] = types.Function(ThisWarpTemplate)
+    mapping[_groups.this_thread] = types.Function(ThisThreadTemplate)
+    mapping[_groups.this_grid] = types.Function(ThisGridTemplate)
+    mapping[_groups.this_cluster] = types.Function(ThisClusterTemplate)
     mapping[ThreadData] = types.Function(ThreadDataTemplate)
     mapping[TempStorage] = types.Function(TempStorageTemplate)
     return mapping

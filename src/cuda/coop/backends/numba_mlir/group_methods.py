@@ -1,0 +1,209 @@
+"""Group queries and barriers inside kernels: ``rank``, ``count``, ``rank_as``, ``count_as``,
+``is_member``, ``sync`` and ``sync_aligned`` on every group descriptor.
+
+Each method is a small Python implementation, chosen at compile time from the
+group's kind and inlined into the caller (``inline="always"``: a group is a
+compile-time descriptor with no run-time value to pass to a function).
+
+``level`` names the unit counted, and its default is the thread:
+
+============  =====================================  ====================================
+group         ``rank(level)``                        ``count(level)``
+============  =====================================  ====================================
+block         "thread": linear thread id             threads of the block
+              "warp": warp index in the block         warps of the block (last may be partial)
+warp (w)      "thread": lane in the (logical) warp    ``w``
+warps (n)     "thread": rank in the n-warp group      ``32 * n``
+              "warp": warp index in the group         ``n``
+thread        "thread": 0                             1
+grid          "thread" / "gpu_thread": global rank    threads of the launch
+              "block": linear block index             blocks of the launch
+cluster       "block": 0, "thread": thread id         1 block, its threads (no cluster
+                                                      launches in numba-cuda-mlir 0.6)
+============  =====================================  ====================================
+
+Linear ranks are x-major (``x + X*(y + Y*z)``).  ``sync()`` is ``__syncthreads``
+for a block (also a group of warps, which needs the whole block to call it),
+``__syncwarp`` with the exact lane mask for a (logical) warp, nothing for a
+thread; a grid or cluster barrier is refused (it needs a cooperative launch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._errors import InvalidArgumentTypeError, InvalidArgumentValueError, InvalidGroupError
+from . import _compat as C
+from .types import GroupType
+
+__all__ = ["install"]
+
+_LEVELS = {
+    "block": ("thread", "warp"),
+    "warp": ("thread",),
+    "warps": ("thread", "warp"),
+    "thread": ("thread",),
+    "grid": ("thread", "gpu_thread", "block"),
+    "cluster": ("thread", "block"),
+}
+
+
+def _level(group: GroupType, level, method: str) -> str:
+    label = group.descriptor().label
+    if level is None or isinstance(level, (C.types.NoneType, C.types.Omitted)):
+        return "thread"
+    if isinstance(level, C.types.UnicodeType):
+        return None  # numba's second, non-literal attempt: the literal one already decided
+    if not isinstance(level, C.types.StringLiteral):
+        raise InvalidArgumentTypeError(
+            f"{label}.{method}(): level must be a compile-time string, one of "
+            + ", ".join(map(repr, _LEVELS[group.kind]))
+        )
+    value = level.literal_value.strip().lower()
+    if value not in _LEVELS[group.kind]:
+        raise InvalidArgumentValueError(
+            f"{label}.{method}(): level={level.literal_value!r} does not apply to this group; use one of "
+            + ", ".join(map(repr, _LEVELS[group.kind]))
+        )
+    return value
+
+
+def _dtype(group, dtype, method):
+    from .types import numba_type_of_dtype, describe_type
+    from ...ops import _spec as spec
+
+    d = describe_type(dtype)
+    if not isinstance(d, spec.DtypeArg) or d.dtype.kind not in "iu":
+        raise InvalidArgumentTypeError(
+            f"{group.descriptor().label}.{method}(): dtype must be an integer type such as np.int32 or "
+            "np.uint64"
+        )
+    return numba_type_of_dtype(d.dtype)
+
+
+# ---- the values, as device code ---------------------------------------------------------
+
+_DEVICE_FUNCTIONS: dict = {}
+
+
+def _device(key, pyfunc):
+    """A device function per (method, group, level), compiled once and inlined by LTO."""
+    if key not in _DEVICE_FUNCTIONS:
+        _DEVICE_FUNCTIONS[key] = C.cuda.jit(device=True)(pyfunc)
+    return _DEVICE_FUNCTIONS[key]
+
+
+# Written out in full: numba compiles each lambda on its own, so they cannot call local helpers.
+def _rank_impl(group: GroupType, level: str):
+    cuda = C.cuda
+    kind, width = group.kind, group.width
+    if kind == "thread" or (kind == "cluster" and level == "block"):
+        return lambda: 0
+    if kind == "grid" and level == "block":
+        return lambda: cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
+    if kind == "grid":
+        return lambda: (
+            cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+            + cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+            * (cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)))
+    if kind in ("block", "cluster") and level == "warp":
+        return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) // 32
+    if kind in ("block", "cluster"):
+        return lambda: cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    span = width if kind == "warp" else 32 * width
+    if kind == "warps" and level == "warp":
+        return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % span // 32
+    return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % span
+
+
+def _count_impl(group: GroupType, level: str):
+    cuda = C.cuda
+    kind, width = group.kind, group.width
+    if kind == "thread" or (kind == "cluster" and level == "block"):
+        return lambda: 1
+    if kind in ("warp", "warps"):
+        n = width if kind == "warp" or level == "warp" else 32 * width
+        return lambda: n
+    if kind in ("block", "cluster") and level == "warp":
+        return lambda: (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z + 31) // 32
+    if kind in ("block", "cluster"):
+        return lambda: cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    if level == "block":
+        return lambda: cuda.gridDim.x * cuda.gridDim.y * cuda.gridDim.z
+    return lambda: cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z * cuda.gridDim.x * cuda.gridDim.y * cuda.gridDim.z
+
+
+def _sync_impl(group: GroupType, method: str):
+    cuda = C.cuda
+    if group.kind in ("block", "warps"):
+        return lambda: cuda.syncthreads()
+    if group.kind == "thread":
+        return lambda: None
+    if group.kind == "warp":
+        w = group.width
+        if w == 32:
+            return lambda: cuda.syncwarp(0xFFFFFFFF)
+        return lambda: cuda.syncwarp(np.uint32(((1 << w) - 1) << ((cuda.laneid // w) * w)))
+    raise InvalidGroupError(
+        f"{group.descriptor().label}.{method}(): a {group.kind}-wide barrier needs a cooperative "
+        "launch, which cuda-coop does not make; end the kernel and launch another, or synchronize "
+        "per block with coop.this_block().sync()"
+    )
+
+
+def _value(method, group, level):
+    make = _rank_impl if method == "rank" else _count_impl
+    return _device((method, group.kind, group.width, level), make(group, level))
+
+
+def install():
+    """Register the methods on GroupType (called once by ``activate``)."""
+    overload = C.overload_group_method
+
+    @overload("rank")
+    def rank(group, level=None):
+        lv = _level(group, level, "rank")
+        if lv is None:
+            return None
+        value = _value("rank", group, lv)
+        return lambda group, level=None: value()
+
+    @overload("count")
+    def count(group, level=None):
+        lv = _level(group, level, "count")
+        if lv is None:
+            return None
+        value = _value("count", group, lv)
+        return lambda group, level=None: value()
+
+    @overload("rank_as")
+    def rank_as(group, dtype, level=None):
+        lv = _level(group, level, "rank_as")
+        if lv is None:
+            return None
+        value, ty = _value("rank", group, lv), _dtype(group, dtype, "rank_as")
+        return lambda group, dtype, level=None: ty(value())
+
+    @overload("count_as")
+    def count_as(group, dtype, level=None):
+        lv = _level(group, level, "count_as")
+        if lv is None:
+            return None
+        value, ty = _value("count", group, lv), _dtype(group, dtype, "count_as")
+        return lambda group, dtype, level=None: ty(value())
+
+    @overload("is_member")
+    def is_member(group):
+        # Every group cuda-coop builds covers its threads exactly (power-of-two logical
+        # warps, whole warps); a thread is always a member of its own groups.
+        return lambda group: True
+
+    @overload("sync")
+    def sync(group):
+        barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync"))
+        return lambda group: barrier()
+
+    @overload("sync_aligned")
+    def sync_aligned(group):
+        barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync_aligned"))
+        return lambda group: barrier()

@@ -1,0 +1,133 @@
+"""Group queries and barriers in kernels, and the groups beyond block and warp.
+
+``rank``/``count`` (and their ``_as`` forms) of every group at every level are
+written per thread and compared with the values NumPy computes from the launch
+shape; ``this_thread()`` and ``this_block().group_by(n)`` reductions are checked
+against NumPy; ``this_grid()`` and ``this_cluster()`` are refused by operations
+with a message saying why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuda.coop as coop
+
+from ..kernelgen import module_from_source
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
+from .test_load_store_errors import compile_body
+
+QUERIES = [  # (expression, NumPy value from (linear tid, block index, threads, blocks))
+    ("block.rank()", lambda t, b, n, g: t),
+    ("block.rank('warp')", lambda t, b, n, g: t // 32),
+    ("block.count()", lambda t, b, n, g: n),
+    ("block.count('warp')", lambda t, b, n, g: (n + 31) // 32),
+    ("coop.this_warp().rank()", lambda t, b, n, g: t % 32),
+    ("coop.this_warp().count()", lambda t, b, n, g: 32),
+    ("coop.this_warp().group_by(8).rank()", lambda t, b, n, g: t % 8),
+    ("coop.this_warp().group_by(8, exhaustive=True).count()", lambda t, b, n, g: 8),
+    ("coop.this_block().group_by(2).rank()", lambda t, b, n, g: t % 64),
+    ("coop.this_block().group_by(2).rank('warp')", lambda t, b, n, g: t % 64 // 32),
+    ("coop.this_block().group_by(2).count()", lambda t, b, n, g: 64),
+    ("coop.this_thread().rank() + coop.this_thread().count()", lambda t, b, n, g: 1),
+    ("coop.this_grid().rank()", lambda t, b, n, g: b * n + t),
+    ("coop.this_grid().rank('block')", lambda t, b, n, g: b),
+    ("coop.this_grid().count()", lambda t, b, n, g: n * g),
+    ("coop.this_grid().count_as(np.int64, 'block')", lambda t, b, n, g: g),
+    ("block.rank_as(np.uint16)", lambda t, b, n, g: t),
+    ("coop.this_cluster().rank('block') + coop.this_cluster().count('block')", lambda t, b, n, g: 1),
+    ("1 if coop.this_warp().group_by(4).is_member() else 0", lambda t, b, n, g: 1),
+]
+
+_SOURCE = """
+@cuda.jit
+def kernel(out, src, sums):
+    block = coop.this_block()
+    gtid = coop.this_grid().rank()
+{queries}
+    items = coop.ThreadData(3, dtype=np.int32)
+    for i in range(3):
+        items[i] = src[gtid * 3 + i]
+    block.sync()
+    coop.this_warp().group_by(4).sync()
+    coop.this_warp().sync_aligned()
+    sums[0, gtid] = coop.sum(coop.this_thread(), items)
+    sums[1, gtid] = coop.sum(coop.this_block().group_by(2), items)
+    sums[2, gtid] = coop.reduce(coop.this_block().group_by(3), items, binary_op="max")
+"""
+
+
+def groups_kernel():
+    lines = "".join(f"    out[{row}, gtid] = {expr}\n" for row, (expr, _) in enumerate(QUERIES))
+    return module_from_source(_SOURCE.format(queries=lines)).kernel
+
+
+@pytest.mark.compile
+def test_group_queries_and_group_reductions_compile_inlined():
+    T = numba_types()
+    kb = compile_cubin(groups_kernel(), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(9, 0), block=224)
+    assert_inlined(kb, (9, 0))
+
+
+@pytest.mark.compile
+def test_a_grid_is_not_an_operation_group():
+    info, _ = compile_body("""
+        x = coop.sum(coop.this_grid(), src[0])
+    """)
+    assert isinstance(info.value, coop.InvalidGroupError)
+    assert "coop.this_grid()" in str(info.value) and "cuda.atomic.add" in str(info.value)
+
+
+@pytest.mark.compile
+def test_a_grid_barrier_is_refused():
+    info, _ = compile_body("""
+        coop.this_grid().sync()
+    """)
+    assert "cooperative launch" in str(info.value)
+
+
+@pytest.mark.compile
+def test_a_level_that_does_not_apply():
+    info, _ = compile_body("""
+        dst[0] = coop.this_warp().rank('block')
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentValueError)
+    assert "level='block'" in str(info.value) and "'thread'" in str(info.value)
+
+
+@pytest.mark.unit
+def test_groups_on_the_host():
+    assert coop.this_block().group_by(4) == coop.WarpsGroup(4)
+    assert coop.this_thread().kind == "thread" and coop.this_grid().kind == "grid"
+    assert coop.this_cluster().kind == "cluster"
+    with pytest.raises(coop.InvalidGroupWidthError, match="warps_per_group=33"):
+        coop.this_block().group_by(33)
+
+
+@pytest.mark.gpu
+def test_group_queries_and_reductions_on_the_device():
+    from numba_cuda_mlir import cuda
+
+    threads, blocks = 224, 3  # 7 warps: group_by(2) and group_by(3) leave a partial last group
+    n = threads * blocks
+    out = np.full((len(QUERIES), n), -1, np.int64)
+    rng = np.random.default_rng(5)
+    src = rng.integers(-1000, 1000, size=n * 3).astype(np.int32)
+    sums = np.full((3, n), -7, np.int32)
+    d_out, d_sums = cuda.to_device(out), cuda.to_device(sums)
+    groups_kernel()[blocks, threads](d_out, cuda.to_device(src), d_sums)
+    out, sums = d_out.copy_to_host(), d_sums.copy_to_host()
+    tid = np.tile(np.arange(threads), blocks)
+    bid = np.repeat(np.arange(blocks), threads)
+    for row, (expr, fn) in enumerate(QUERIES):
+        np.testing.assert_array_equal(out[row], fn(tid, bid, threads, blocks), err_msg=expr)
+    per_thread = src.reshape(n, 3)
+    np.testing.assert_array_equal(sums[0], per_thread.sum(axis=1))
+    for row, warps, fold in ((1, 2, np.sum), (2, 3, np.max)):
+        span = 32 * warps
+        for b in range(blocks):
+            for start in range(0, threads, span):
+                members = slice(b * threads + start, b * threads + min(start + span, threads))
+                expected = fold(per_thread[members])
+                assert (sums[row, members] == expected).all(), (row, b, start)
