@@ -117,7 +117,27 @@ def _is_arg(func_ir, var, depth=0) -> bool:
 
 
 def _dtype_source(func_ir, payload_var):
-    """The array of the first load/store that uses ``payload_var``, if usable."""
+    """What gives ``payload_var`` its dtype: the array of the first load/store that uses it,
+    else the first value written into it (``items[i] = x``), else the value of the first
+    call that fills it as ``aggregate_output=`` (whose dtype is the value's)."""
+    found = _array_source(func_ir, payload_var)
+    return found if found is not None else _written_value(func_ir, payload_var)
+
+
+def _written_value(func_ir, payload_var):
+    for label in sorted(func_ir.blocks):
+        for inst in func_ir.blocks[label].body:
+            if isinstance(inst, (ir.SetItem, ir.StaticSetItem)) and _same_var(func_ir, inst.target, payload_var):
+                return inst.value
+            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
+                kws = dict(inst.value.kws)
+                out = kws.get("aggregate_output")
+                if out is not None and len(inst.value.args) >= 2 and _same_var(func_ir, out, payload_var):
+                    return inst.value.args[1]
+    return None
+
+
+def _array_source(func_ir, payload_var):
     for label in sorted(func_ir.blocks):
         for inst in func_ir.blocks[label].body:
             if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
@@ -269,3 +289,25 @@ class TagCoopCallSites(Rewrite):
         self.block.body = body
         return self.block
 
+
+
+@register_rewrite("after-inference")
+class DropDtypeSources(Rewrite):
+    """Remove ``_dtype_from=`` once typing has read it.
+
+    The variable it names may be defined after the ``ThreadData`` constructor (the
+    first value written into the payload), which typing allows but lowering, which
+    loads every named argument, does not; ThreadData's lowering never reads it.
+    """
+
+    def match(self, func_ir, block, typemap, calltypes):
+        self.block = block
+        self.hits = [inst.value for inst in block.body
+                     if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
+                     and inst.value.op == "call" and any(k == "_dtype_from" for k, _ in inst.value.kws)]
+        return bool(self.hits)
+
+    def apply(self):
+        for expr in self.hits:
+            expr.kws = [(k, v) for k, v in expr.kws if k != "_dtype_from"]
+        return self.block

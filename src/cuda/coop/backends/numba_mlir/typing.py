@@ -319,10 +319,24 @@ class ThreadDataTemplate(CoopTemplate):
                         "payload is not supported; pass dtype= explicitly"
                     )
                 dtype = d.dtype
+            elif isinstance(source, types.Literal):
+                raise UnknownDtypeError(
+                    f"{call}: dtype is omitted and the first value written into this payload is the "
+                    f"literal {source.literal_value!r}, whose width is ambiguous; write a typed value "
+                    "(e.g. np.int32(1)) or pass dtype=, e.g. coop.ThreadData(4, dtype=np.int32)"
+                )
+            elif isinstance(source, (types.Integer, types.Float)):  # the first value written into it
+                dtype = describe_type(types.unliteral(source)).dtype
+                if dtype is None:
+                    raise UnknownDtypeError(
+                        f"{call}: the first value written into this payload has type {source}, which "
+                        "is not a supported payload dtype; pass dtype= explicitly"
+                    )
             else:
                 raise UnknownDtypeError(
                     f"{call}: dtype is omitted and cannot be inferred (no coop.load() source or "
-                    "coop.store() destination that is a kernel argument uses this payload); pass "
+                    "coop.store() destination that is a kernel argument, no value written into it and "
+                    "no aggregate_output= use); pass "
                     "dtype=, e.g. coop.ThreadData(4, dtype=np.float32)"
                 )
         alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
