@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The GPU evidence of one toolkit, in one device call: logs under $OUT (or ./gpu-evidence).
+#
+#   bash scripts/gpu_evidence.sh 12|13 [suite] [repeat N] [torch] [sanitize]
+#
+#   suite      the whole GPU test suite in parallel shards (scripts/run_gpu_tests.py -j 15)
+#   repeat N   the exchange and shuffle GPU tests N times in one process (races show up as flakes)
+#   torch      import torch (CUDA 13 wheels) first, then compile a cooperative kernel: the toolkit
+#              cuda-coop picks, or its named ToolkitMismatchError
+#   sanitize   scripts/sanitize.py: compute-sanitizer's four tools over every family
+set -uo pipefail
+major="$1"; shift
+out="${OUT:-gpu-evidence}"; mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+python3 - <<'PY' 2>&1 | tee "$out/toolchain-cu$major.txt"
+import cuda.coop.numba_mlir  # noqa: F401  (pins the toolkit)
+from cuda.coop.core.toolchain import toolchain
+print("toolchain:", toolchain().describe())
+PY
+while [ $# -gt 0 ]; do
+  case "$1" in
+    suite) timeout 480 python3 scripts/run_gpu_tests.py -j 15 --log-dir /tmp/shards-cu$major 2>&1 | tail -25 | tee "$out/suite-cu$major.txt" ;;
+    repeat) shift; timeout 300 python3 scripts/repeat_gpu_tests.py --count "$1" tests/ops/test_exchange.py tests/ops/test_shuffle.py 2>&1 | tail -8 | tee "$out/repeat-cu$major.txt" ;;
+    torch) timeout 120 python3 -c "import torch; torch.zeros(1, device='cuda'); import runpy, sys; sys.argv = ['probe', '$major', 'none']; runpy.run_path('ci/mixed_toolkit_probe.py', run_name='__main__')" 2>&1 | grep -E 'RESULT|mapped|Error' | cut -c1-600 | tee "$out/torch-first-cu$major.txt" ;;
+    sanitize) timeout 400 python3 scripts/sanitize.py --log-dir /tmp/sanitize-cu$major 2>&1 | tail -22 | tee "$out/sanitize-cu$major.txt" ;;
+  esac
+  shift
+done
