@@ -110,7 +110,7 @@ def misspelled_keyword(src, dst):
 # example-begin no-dtype
 @cuda.jit
 def no_dtype(src, dst):
-    items = coop.ThreadData(4)  # never loaded or stored: nothing to infer the dtype from
+    items = coop.ThreadData(4)  # never loaded or stored, and its first write is an untyped literal
     items[0] = 1
 # example-end no-dtype
 
