@@ -9,9 +9,9 @@ from cuda.coop.ops._spec import TempStorageArg
 pytestmark = pytest.mark.unit
 
 
-def use(call, size, align=16, instances=1, ts=None):
+def use(call, size, align=16, instances=1, ts=None, width=0):
     return StorageUse(call=call, label="coop.x()", instance_bytes=size, instance_align=align,
-                      instances=instances, temp_storage=ts)
+                      instances=instances, temp_storage=ts, width=width)
 
 
 def plan(uses):
@@ -23,22 +23,27 @@ def test_implicit_block_calls_share_one_slice_sized_by_the_largest():
     assert set(p.regions) == {"implicit"}
     region = p.regions["implicit"]
     assert region.size == 2064 and region.align == 16
-    assert all(off == 0 for _, off in p.placement.values())
+    assert all(off == 0 and chunk == 0 for _, off, chunk in p.placement.values())
 
 
-def test_implicit_calls_with_different_owners_never_share_bytes():
-    """A warp-group barrier orders one logical warp only: calls whose threads own different
-    bytes (block vs per-warp, two widths, two strides) get disjoint slices; calls of one
-    ownership map share theirs."""
-    p = plan([use("block", 2064), use("w4", 12, 1, instances=32), use("w2", 6, 1, instances=64),
-              use("w4b", 12, 4, instances=32), use("w4wide", 20, 4, instances=32)])
-    off = {call: offset for call, (_, offset) in p.placement.items()}
-    assert off["block"] == 0 and off["w4"] == off["w4b"] == 2064
-    spans = {c: (off[c], off[c] + size) for c, size in
-             (("block", 2064), ("w4", 12 * 32), ("w2", 6 * 64), ("w4wide", 20 * 32))}
-    ordered = sorted(spans.values())
-    assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])), spans
-    assert p.regions["implicit"].size == ordered[-1][1]
+def test_per_warp_calls_share_one_chunk_per_hardware_warp():
+    """Block-wide calls share one slice; per-warp calls of any width and stride share a second
+    one, where each hardware warp owns a chunk as large as the largest of their needs, so no two
+    hardware warps ever touch the same bytes."""
+    p = plan([use("block", 2064), use("w4", 12, 1, instances=32, width=4),
+              use("w2", 6, 1, instances=64, width=2), use("w32", 100, 4, instances=4, width=32)])
+    place = p.placement
+    assert place["block"] == ("implicit", 0, 0)
+    assert place["w4"][1:] == place["w2"][1:] == place["w32"][1:]
+    offset, chunk = place["w4"][1:]
+    assert offset >= 2064 and chunk == 100  # max(8 * 12, 16 * 6, 1 * 100)
+    assert p.regions["implicit"].size == offset + 4 * chunk
+
+
+def test_mixed_widths_need_whole_warp_barriers():
+    from cuda.coop.core.storage import mixed_warp_widths
+
+    assert mixed_warp_widths([4, 2]) and not mixed_warp_widths([8, 8, 0]) and not mixed_warp_widths([])
 
 
 def test_per_warp_instances_are_strided_by_alignment():
@@ -53,7 +58,7 @@ def test_explicit_shared_and_exclusive():
               use("d", 50, 8, ts=excl), use("e", 10)])
     # Each instance is rounded up to its alignment (its stride).
     assert p.regions["ts1"].size == 304 and p.regions["ts1"].align == 32
-    assert p.placement["c"] == ("ts2", 0) and p.placement["d"] == ("ts2", 112)
+    assert p.placement["c"] == ("ts2", 0, 0) and p.placement["d"] == ("ts2", 112, 0)
     assert p.regions["ts2"].size == 112 + 56
     assert p.regions["implicit"].size == 16
 

@@ -18,7 +18,7 @@ __all__ = ["Provider", "make_provider", "render_translation_unit", "PROVIDER_ABI
            "COMPAT_HEADER_NAME", "COMPAT_HEADER_SOURCE"]
 
 # Bump when the shape of generated code changes in a way the digest cannot see.
-PROVIDER_ABI_VERSION = 1
+PROVIDER_ABI_VERSION = 2  # 2: per-warp providers take warp_chunk
 
 # Fixes for CCCL headers under NVRTC, included before any CCCL header.  NVRTC
 # receives it as an in-memory header (``core/build.py``), so it costs no file and,
@@ -75,21 +75,27 @@ def _linear_tid(launch: LaunchFacts) -> str:
     return f"threadIdx.x + {x}u * (threadIdx.y + {y}u * threadIdx.z)"
 
 
-def _sync(plan: CallPlan) -> str:
+def _sync(plan: CallPlan, whole_warp: bool = False) -> str:
     if plan.storage is None or not plan.sync:
         return ""
     if plan.group.kind in ("block", "warps"):  # a group of warps shares block-wide scratch
         return "__syncthreads();"
     w = plan.group.width
-    if w == 32:
+    if w == 32 or whole_warp:
+        # whole_warp: logical warps of other widths reuse these bytes (see core.storage)
         return "__syncwarp();"
     # The exact mask of this logical warp: sibling logical warps may diverge.
     return (f"__syncwarp(((1u << {w}) - 1u) << ((linear_tid % 32u) / {w}u * {w}u));")
 
 
 def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True,
-                  callbacks: dict | None = None) -> Provider:
-    """The provider of one call; ``callbacks`` maps each callback role to its C symbol."""
+                  callbacks: dict | None = None, whole_warp_barrier: bool = False) -> Provider:
+    """The provider of one call; ``callbacks`` maps each callback role to its C symbol.
+
+    A per-warp call gets its hardware warp's scratch chunk size as ``warp_chunk``
+    (``core.storage`` decides it after every provider's layout is known), and with
+    ``whole_warp_barrier`` ends with ``__syncwarp()`` over all 32 lanes.
+    """
     if plan.check_launch is not None:
         plan.check_launch(plan, launch)
     cpp = plan.generate(plan, launch)
@@ -101,13 +107,16 @@ def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True
     params = [op.cxx_param() for op in plan.operands]
     if plan.storage is not None:
         params.append("void* temp_base")
+        if plan.storage.per != "block":
+            params.append("unsigned long long warp_chunk")
     if plan.storage is None:
         temp = ""
     elif plan.storage.per == "block":
         temp = "void* temp = temp_base;"
     else:
         w = plan.storage.width
-        temp = (f"void* temp = static_cast<char*>(temp_base) + (linear_tid / {w}u) * "
+        temp = (f"void* temp = static_cast<char*>(temp_base) + (linear_tid / 32u) * warp_chunk + "
+                f"(linear_tid % 32u / {w}u) * "
                 "((sizeof(TempStorage) + alignof(TempStorage) - 1) / alignof(TempStorage) * alignof(TempStorage));")
     callbacks = "\n".join(_callback_decls(plan, callbacks or {}))
     template = f"""\
@@ -125,7 +134,7 @@ extern "C" __device__ void SYMBOL({", ".join(params)}) {{
   {{
 {_indent(cpp.body, 4)}
   }}
-  {_sync(plan)}
+  {_sync(plan, whole_warp_barrier)}
 }}
 """
     if plan.storage is not None:

@@ -3,14 +3,17 @@
 Inputs are the kernel's storage-bearing calls with their per-instance layouts
 (read from the compiled providers).  Calls without an explicit ``TempStorage``
 share one compiler-owned region: calls run one after another and each ends
-with a barrier of its own group.  That barrier only orders the threads of one
-(logical) warp, so two calls may overlap in the region only when the same
-threads own the same bytes in both: the region holds one slice per *ownership
-map* (one instance for the whole block, or ``n`` instances of ``stride`` bytes,
-one per logical warp), as large as the largest need of that map, and calls of
-different maps never share bytes.  A width-2 warp exchange followed by a
-width-4 one would otherwise let lanes 0-1 write, in the second call, bytes that
-lanes 2-3 are still reading in the first.  Each explicit
+with a barrier of its own group.  A warp group's barrier orders its own lanes
+only, so the region has two slices: block-wide calls share the first; calls of
+(logical) warp groups share the second, in which every hardware warp owns one
+*chunk* (the largest need of any of them) and each logical warp of width ``w``
+uses instance ``lane / w`` of ``stride`` bytes inside its hardware warp's chunk.
+No two hardware warps ever touch the same bytes, whatever the widths and
+strides; within one hardware warp, calls of different widths overlap, so a
+kernel that mixes widths on this region ends those calls with a whole-warp
+``__syncwarp()`` (see ``mixed_warp_widths``).  Without both rules a width-2 warp
+exchange followed by a width-4 one let lanes 0-1 write, in the second call,
+bytes that lanes 2-3 were still reading in the first.  Each explicit
 ``TempStorage`` constructor is its own region: ``sharing="shared"`` overlaps
 all its calls (largest need), ``"exclusive"`` gives each call site its own
 aligned slice (sum of needs).  An explicit size smaller than the need is an
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from .._errors import SharedMemoryLimitError, TempStorageError
 from ..ops._spec import TempStorageArg
 
-__all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "STATIC_SHARED_LIMIT"]
+__all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "STATIC_SHARED_LIMIT"]
 
 # Static __shared__ is limited to 48 KiB per block; cooperative scratch stays
 # static because numba-cuda-mlir 0.6 can overlap dynamic and static shared
@@ -40,6 +43,16 @@ class StorageUse:
     instance_align: int
     instances: int
     temp_storage: TempStorageArg | None
+    width: int = 0  # the logical warp width of a per-warp use; 0: one instance for the block
+
+    @property
+    def chunk(self) -> int:
+        """Bytes one hardware warp's instances take (per-warp uses)."""
+        return (32 // self.width) * self.stride if self.width else 0
+
+    @property
+    def hardware_warps(self) -> int:
+        return -(-self.instances * self.width // 32) if self.width else 0
 
     @property
     def stride(self) -> int:
@@ -61,7 +74,7 @@ class Region:
 @dataclass
 class StoragePlan:
     regions: dict  # name -> Region
-    placement: dict  # call id -> (region name, byte offset)
+    placement: dict  # call id -> (region name, byte offset, bytes per hardware warp or 0)
 
     @property
     def total_bytes(self) -> int:
@@ -72,25 +85,32 @@ def _round_up(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
-def _ownership(use: StorageUse):
-    """Which threads own which bytes: the whole block (one instance), or one instance of
-    ``stride`` bytes per logical warp (the instance count fixes the width)."""
-    return "block" if use.instances == 1 else (use.instances, use.stride)
+def mixed_warp_widths(widths) -> bool:
+    """Whether per-warp calls of different widths share the implicit region (their barriers
+    must then cover the whole hardware warp)."""
+    return len({w for w in widths if w}) > 1
 
 
 def plan_storage(uses, *, implicit_name: str, region_name_for_site) -> StoragePlan:
     regions: dict[str, Region] = {}
     placement: dict[str, tuple] = {}
     explicit_sites: dict[int, TempStorageArg] = {}
-    implicit_slices: dict = {}  # ownership map -> [size, align, call ids]
+    block_size = block_align = 0
+    warp_chunk, warp_align, hardware_warps = 0, 1, 0
+    block_calls, warp_calls = [], []
     for use in uses:
         if use.temp_storage is None:
             region = regions.setdefault(implicit_name, Region(implicit_name))
             region.users.append(use.label)
-            slice_ = implicit_slices.setdefault(_ownership(use), [0, 1, []])
-            slice_[0] = max(slice_[0], use.total_bytes)
-            slice_[1] = max(slice_[1], use.instance_align)
-            slice_[2].append(use.call)
+            if use.width:
+                warp_chunk = max(warp_chunk, use.chunk)
+                warp_align = max(warp_align, use.instance_align)
+                hardware_warps = max(hardware_warps, use.hardware_warps)
+                warp_calls.append(use.call)
+            else:
+                block_size = max(block_size, use.total_bytes)
+                block_align = max(block_align, use.instance_align)
+                block_calls.append(use.call)
             continue
         ts = use.temp_storage
         explicit_sites[ts.site] = ts
@@ -102,19 +122,21 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site) -> StoragePl
             if use.call in placement:
                 continue
             offset = _round_up(region.size, use.instance_align)
-            placement[use.call] = (name, offset)
+            placement[use.call] = (name, offset, use.chunk)
             region.size = offset + use.total_bytes
         else:
-            placement[use.call] = (name, 0)
+            placement[use.call] = (name, 0, use.chunk)
             region.size = max(region.size, use.total_bytes)
-    if implicit_slices:
+    if implicit_name in regions:
         region = regions[implicit_name]
-        for size, align, calls in implicit_slices.values():
-            offset = _round_up(region.size, align)
-            for call in calls:
-                placement[call] = (implicit_name, offset)
-            region.size = offset + size
-            region.align = max(region.align, align)
+        for call in block_calls:
+            placement[call] = (implicit_name, 0, 0)
+        chunk = _round_up(warp_chunk, warp_align)
+        offset = _round_up(block_size, warp_align)
+        for call in warp_calls:
+            placement[call] = (implicit_name, offset, chunk)
+        region.size = offset + chunk * hardware_warps if warp_calls else block_size
+        region.align = max(1, block_align, warp_align if warp_calls else 1)
     for site, ts in explicit_sites.items():
         region = regions[region_name_for_site(site)]
         if ts.size_in_bytes is not None:

@@ -176,6 +176,12 @@ def pointer_plus_bytes(ptr, offset: int):
     return llvm_ptr_add_bytes(ptr, i64_of(offset))
 
 
+def i64_constant(value: int):
+    from numba_cuda_mlir.lowering_utilities import i64_of
+
+    return i64_of(value)
+
+
 def array_extent(array):
     """The length of a 1-D array (its memref's dimension 0) as an i64 value."""
     from numba_cuda_mlir.lowering_utilities import i64_of, index_of

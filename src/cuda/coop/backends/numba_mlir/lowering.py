@@ -20,7 +20,7 @@ from ..._errors import CoopError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
-from ...core.storage import StorageUse, plan_storage
+from ...core.storage import StorageUse, mixed_warp_widths, plan_storage
 from ...ops import _spec as spec
 from ...ops._registry import all_specs
 from . import _compat as C
@@ -112,6 +112,10 @@ class KernelState:
         cc = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
         launch = spec.LaunchFacts(block=block, cc=cc)
         reused = self._implicit_scratch_reused(lower)
+        # Logical warps of several widths on the implicit scratch: whole-warp barriers.
+        mixed = mixed_warp_widths(
+            c.plan.storage.width for c in self.calls.values()
+            if c.temp_storage is None and c.plan.storage is not None and c.plan.storage.per != "block")
         providers = []
         for target, call in self.calls.items():
             auto_sync = True
@@ -123,7 +127,8 @@ class KernelState:
             try:
                 symbols, items = resolve_callbacks(call.plan, cc) if call.plan.callbacks else ({}, [])
                 call.callback_items = tuple(items)
-                call.provider = make_provider(call.plan, launch, auto_sync=auto_sync, callbacks=symbols)
+                call.provider = make_provider(call.plan, launch, auto_sync=auto_sync, callbacks=symbols,
+                                              whole_warp_barrier=mixed and call.temp_storage is None)
             except CoopError as exc:
                 _raise_at_site(exc, call.site)
             providers.append(call.provider)
@@ -180,9 +185,11 @@ class KernelState:
             if not call.provider.has_storage:
                 continue
             size, align = self.build.layouts[call.provider.symbol]
+            need = call.plan.storage
             uses.append(StorageUse(call=name, label=call.plan.call, instance_bytes=size,
                                    instance_align=align, instances=call.provider.storage_instances(),
-                                   temp_storage=call.temp_storage))
+                                   temp_storage=call.temp_storage,
+                                   width=need.width if need.per != "block" else 0))
         if not uses:
             return
         kernel_id = next(_region_counter)
@@ -278,12 +285,15 @@ def _lower_operation(lower, target, args, kws, op_spec):
         else:  # pragma: no cover - a family declared an unknown passing mode
             raise AssertionError(f"unknown operand passing {operand.passing!r}")
     if provider.has_storage:
-        region, offset = state.placement[target.name]
+        region, offset, chunk = state.placement[target.name]
         base = C.workgroup_pointer(lower, region, state.region_types[region])
         if offset:
             base = C.pointer_plus_bytes(base, offset)
         operands.append(base)
         operand_types.append(ptr)
+        if plan.storage.per != "block":
+            operands.append(C.i64_constant(chunk))
+            operand_types.append(C.mlir_type_of(lower, types.int64))
     lower.link_external_item(state.ltoir)
     for item in call.callback_items:
         lower.link_external_item(item)
