@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     suite) timeout 480 python3 scripts/run_gpu_tests.py -j 15 --log-dir /tmp/shards-cu$major 2>&1 | tail -25 | tee "$out/suite-cu$major.txt" ;;
     repeat) shift; timeout 300 python3 scripts/repeat_gpu_tests.py --count "$1" tests/ops/test_exchange.py tests/ops/test_shuffle.py 2>&1 | tail -8 | tee "$out/repeat-cu$major.txt" ;;
     torch) timeout 120 python3 -c "import torch; torch.zeros(1, device='cuda'); import runpy, sys; sys.argv = ['probe', '$major', 'none']; runpy.run_path('ci/mixed_toolkit_probe.py', run_name='__main__')" 2>&1 | grep -E 'RESULT|mapped|Error' | cut -c1-600 | tee "$out/torch-first-cu$major.txt" ;;
-    sanitize) timeout 400 python3 scripts/sanitize.py --log-dir /tmp/sanitize-cu$major 2>&1 | tail -22 | tee "$out/sanitize-cu$major.txt" ;;
+    sanitize) timeout "${SANITIZE_TIMEOUT:-400}" python3 scripts/sanitize.py --log-dir "$out" ${SANITIZE_ARGS:-} 2>&1 | tee "$out/sanitize-cu$major.txt" | tail -22 ;;
   esac
   shift
 done
