@@ -4,7 +4,7 @@
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_store.cuh>
 
-namespace coop_load_store_load_14704fd9fa6535b7_ns {
+namespace coop_load_store_load_02e69bf4bc3c7dac_ns {
 constexpr int BLOCK_X = 128, BLOCK_Y = 1, BLOCK_Z = 1;
 constexpr int BLOCK_THREADS = 128;
 
@@ -12,9 +12,9 @@ using T = int;
 constexpr int IPT = 4;
 using Algo = cub::BlockLoad<T, BLOCK_X, IPT, cub::BLOCK_LOAD_DIRECT, BLOCK_Y, BLOCK_Z>;
 constexpr long long TILE = BLOCK_THREADS * IPT;
-}  // namespace coop_load_store_load_14704fd9fa6535b7_ns
-extern "C" __device__ void coop_load_store_load_14704fd9fa6535b7(const int* in_src, int* items, long long offset) {
-  using namespace coop_load_store_load_14704fd9fa6535b7_ns;
+}  // namespace coop_load_store_load_02e69bf4bc3c7dac_ns
+extern "C" __device__ void coop_load_store_load_02e69bf4bc3c7dac(const int* in_src, int* items, long long offset) {
+  using namespace coop_load_store_load_02e69bf4bc3c7dac_ns;
   const unsigned linear_tid = threadIdx.x;
   (void)linear_tid;
   
@@ -27,7 +27,7 @@ extern "C" __device__ void coop_load_store_load_14704fd9fa6535b7(const int* in_s
   
 }
 
-namespace coop_load_store_store_a9f7ae2e1d769431_ns {
+namespace coop_load_store_store_bd59d762121a6b82_ns {
 constexpr int BLOCK_X = 128, BLOCK_Y = 1, BLOCK_Z = 1;
 constexpr int BLOCK_THREADS = 128;
 
@@ -35,9 +35,9 @@ using T = int;
 constexpr int IPT = 4;
 using Algo = cub::BlockStore<T, BLOCK_X, IPT, cub::BLOCK_STORE_DIRECT, BLOCK_Y, BLOCK_Z>;
 constexpr long long TILE = BLOCK_THREADS * IPT;
-}  // namespace coop_load_store_store_a9f7ae2e1d769431_ns
-extern "C" __device__ void coop_load_store_store_a9f7ae2e1d769431(int* out_dst, int* items, long long offset) {
-  using namespace coop_load_store_store_a9f7ae2e1d769431_ns;
+}  // namespace coop_load_store_store_bd59d762121a6b82_ns
+extern "C" __device__ void coop_load_store_store_bd59d762121a6b82(int* out_dst, int* items, long long offset) {
+  using namespace coop_load_store_store_bd59d762121a6b82_ns;
   const unsigned linear_tid = threadIdx.x;
   (void)linear_tid;
   
