@@ -205,13 +205,11 @@ def store_element0(lower, numba_dtype, array, value):
     mlir_memref.store(value=lower.as_storage(numba_dtype, value), memref=array, indices=[index_of(0)])
 
 
-def overload_group_method(name):
-    """``extending.overload_method`` on GroupType, always inlined (groups have no run-time value)."""
+def overload_inlined_method(numba_type, name):
+    """``extending.overload_method``, always inlined (for types with no run-time value)."""
     from numba_cuda_mlir.extending import overload_method
 
-    from .types import GroupType
-
-    return overload_method(GroupType, name, typing_registry=typing_registry, inline="always",
+    return overload_method(numba_type, name, typing_registry=typing_registry, inline="always",
                            prefer_literal=True)
 
 

@@ -158,7 +158,8 @@ def _value(method, group, level):
 
 def install():
     """Register the methods on GroupType (called once by ``activate``)."""
-    overload = C.overload_group_method
+    def overload(name):
+        return C.overload_inlined_method(GroupType, name)
 
     @overload("rank")
     def rank(group, level=None):
