@@ -108,14 +108,18 @@ def _random(rng, dtype, n):
     return rng.integers(info.min, info.max, size=n, endpoint=True, dtype=dt)
 
 
-def make_ranks(rng, rank_dtype, tile, nblocks):
-    """Per block: a permutation; one with out-of-tile ranks; random ranks (collisions, holes)."""
+def make_ranks(rng, rank_dtype, tile, nblocks, colliding=True):
+    """Per block: a permutation; one with out-of-tile ranks; random ranks (collisions, holes).
+
+    ``colliding=False`` replaces the random ranks by a permutation: two threads
+    writing one slot is a write-write race by design, which racecheck reports.
+    """
     dt = np.dtype(rank_dtype)
     info = np.iinfo(dt)
     blocks = []
     for b in range(nblocks):
         kind = b % 3
-        if kind == 0:
+        if kind == 0 or (kind == 2 and not colliding):
             r = rng.permutation(tile).astype(np.int64)
         elif kind == 1:
             r = rng.permutation(tile).astype(np.int64)
@@ -130,7 +134,7 @@ def make_ranks(rng, rank_dtype, tile, nblocks):
     return np.concatenate(blocks)
 
 
-def run_exchange(kind, dtype, ipt, block=(128, 1, 1), seed=0, warp_multiple=True):
+def run_exchange(kind, dtype, ipt, block=(128, 1, 1), seed=0, warp_multiple=True, colliding_ranks=True):
     from numba_cuda_mlir import cuda
 
     rng = np.random.default_rng(seed)
@@ -139,7 +143,7 @@ def run_exchange(kind, dtype, ipt, block=(128, 1, 1), seed=0, warp_multiple=True
     nblocks = 3
     n = nblocks * tile
     src = _random(rng, dtype, n)
-    ranks = make_ranks(rng, RANK_DTYPES[dtype], tile, nblocks)
+    ranks = make_ranks(rng, RANK_DTYPES[dtype], tile, nblocks, colliding=colliding_ranks)
     flags = rng.integers(0, 2, size=n).astype(FLAG_DTYPES[dtype])
     kernel, cases = exchange_kernel(kind, dtype, warp_multiple)
     poison = np.dtype(dtype).type(7)
