@@ -97,3 +97,80 @@ def test_default_location_follows_xdg(monkeypatch, tmp_path):
     assert ProviderCache.directory() == tmp_path / "cuda-coop" / f"providers-v{cache_mod.SCHEMA}"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # ignored: not absolute
     assert ProviderCache.directory().parent == type(tmp_path)(os.path.expanduser("~")) / ".cache" / "cuda-coop"
+
+
+def test_directory_in_place_of_an_entry_is_removed_then_rewritten(disk):
+    c = ProviderCache()
+    path = c.path_for(entry().key)
+    (path / "junk").mkdir(parents=True)  # e.g. a botched manual cleanup
+    assert c.get(entry().key) == (None, "miss")
+    assert c.stats.corrupt == 1 and not path.exists()
+    path.mkdir()  # and once more, now in the writer's way
+    c.put(entry())
+    assert path.is_file() and not c._writes_disabled
+    assert ProviderCache().get(entry().key)[1] == "disk"
+
+
+def test_unreadable_entry_is_removed(disk, monkeypatch):
+    c = ProviderCache()
+    c.put(entry())
+    path = c.path_for(entry().key)
+    path.chmod(0)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # root reads whatever the mode: refuse as the kernel would
+        real = type(path).read_bytes
+
+        def read_bytes(self):
+            if self == path:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self)
+        monkeypatch.setattr(type(path), "read_bytes", read_bytes)
+    fresh = ProviderCache()
+    assert fresh.get(entry().key) == (None, "miss") and fresh.stats.corrupt == 1
+    assert not path.exists()
+
+
+def _sized_entry(i, size=1000):
+    return CacheEntry(key=f"{i:02x}" * 32, ltoir=bytes([i]) * size, layouts={})
+
+
+def test_least_recently_used_entries_are_evicted_past_the_limit(disk, monkeypatch):
+    first = ProviderCache()
+    first.put(_sized_entry(1))
+    first.put(_sized_entry(2))
+    size = first.path_for(_sized_entry(1).key).stat().st_size
+    # Three entries exceed the limit; after eviction two fit in 80 % of it.
+    monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", str(2.6 * size / 2**20))
+    os.utime(first.path_for(_sized_entry(1).key), (100, 100))
+    os.utime(first.path_for(_sized_entry(2).key), (200, 200))
+    reader = ProviderCache()
+    assert reader.get(_sized_entry(1).key)[1] == "disk"  # entry 1 is now the most recently used
+    writer = ProviderCache()
+    writer.put(_sized_entry(3))
+    assert writer.stats.evicted == 1
+    left = {p.name[:2] for p in disk.rglob("*.bin")}
+    assert left == {"01", "03"}
+
+
+def test_entries_of_older_schemas_are_evicted_first(disk, monkeypatch):
+    ProviderCache().put(_sized_entry(1))
+    old = ProviderCache.directory().with_name(f"providers-v{cache_mod.SCHEMA - 1}") / "aa"
+    old.mkdir(parents=True)
+    (old / ("aa" * 32 + ".bin")).write_bytes(b"x" * 1100)  # newer mtime, but can never hit
+    stale_tmp = ProviderCache.directory() / "01" / ".tmp-dead.bin"
+    stale_tmp.write_bytes(b"partial")
+    os.utime(stale_tmp, (0, 0))
+    size = ProviderCache().path_for(_sized_entry(1).key).stat().st_size
+    monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", str(2.6 * size / 2**20))
+    c = ProviderCache()
+    c.put(_sized_entry(2))
+    assert c.stats.evicted == 1
+    assert not list(old.iterdir()) and not stale_tmp.exists()
+    assert len(list(ProviderCache.directory().rglob("*.bin"))) == 2
+
+
+def test_limit_zero_means_unbounded(disk, monkeypatch):
+    monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", "0")
+    c = ProviderCache()
+    for i in range(4):
+        c.put(_sized_entry(i))
+    assert c.stats.evicted == 0 and len(list(disk.rglob("*.bin"))) == 4

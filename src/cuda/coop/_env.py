@@ -6,12 +6,14 @@ import os
 from pathlib import Path
 
 __all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override",
-           "library_pinning_enabled"]
+           "library_pinning_enabled", "cache_max_bytes"]
 
 ENV = {
     "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "skip automatic backend registration at import",
     "CUDA_COOP_CACHE": "0/false/off disables the on-disk provider cache (on by default)",
     "CUDA_COOP_CACHE_DIR": "directory of the on-disk provider cache",
+    "CUDA_COOP_CACHE_MAX_MB": "size limit of the on-disk provider cache in MB (default 512; 0: no limit); "
+                              "least recently used entries are removed first",
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
     "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile), 1 or 0",
@@ -53,3 +55,16 @@ def cccl_root_override() -> Path | None:
 
 def library_pinning_enabled() -> bool:
     return not truthy(os.environ.get("CUDA_COOP_NO_LIBRARY_PINNING"))
+
+
+DEFAULT_CACHE_MAX_MB = 512
+
+
+def cache_max_bytes() -> int | None:
+    """The on-disk cache's size limit in bytes, or None for no limit."""
+    value = os.environ.get("CUDA_COOP_CACHE_MAX_MB", "").strip()
+    try:
+        megabytes = float(value) if value else DEFAULT_CACHE_MAX_MB
+    except ValueError:
+        megabytes = DEFAULT_CACHE_MAX_MB  # a typo must not break compiles; the default applies
+    return None if megabytes <= 0 else int(megabytes * 1024 * 1024)
