@@ -3,6 +3,13 @@
 Markers (exactly one per test): ``unit`` pure Python; ``compile`` real NVRTC and
 numba-cuda-mlir down to cubin, no GPU; ``gpu`` runs kernels on a device and is
 skipped with a reason elsewhere.
+
+Hypothesis (``tests/ops/test_properties.py``): profile ``ci`` (derandomized,
+``print_blob``, no example database, no deadline) is loaded under CI, as
+hypothesis itself detects it (``CI`` and similar variables), else ``coop`` (no
+deadline: the first example of a variant compiles its kernel).
+``--hypothesis-profile=NAME`` picks one explicitly.  ``COOP_HYPOTHESIS_EXAMPLES=N``
+sets the examples per property test (default 25).
 """
 
 from __future__ import annotations
@@ -12,6 +19,25 @@ import os
 import pytest
 
 _GPU_REASON = None
+
+
+def _register_hypothesis_profiles():
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # hypothesis missing: the property tests skip themselves
+        return
+    try:
+        from hypothesis._settings import is_in_ci  # what hypothesis itself uses (6.1xx)
+    except ImportError:
+        def is_in_ci():
+            return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("ci", derandomize=True, print_blob=True, database=None, **common)
+    settings.register_profile("coop", **common)
+    settings.load_profile("ci" if is_in_ci() else "coop")
+
+
+_register_hypothesis_profiles()
 
 
 def _gpu_available():
