@@ -24,6 +24,7 @@ from .._errors import (
     TempStorageError,
     UnknownDtypeError,
     UnsupportedAlgorithmForGroupError,
+    UnsupportedBlockShapeError,
     UnsupportedDtypeError,
 )
 from ..ops._spec import (
@@ -46,8 +47,12 @@ __all__ = [
     "is_given", "require_group", "choose", "choose_algorithm", "require_array", "require_payload",
     "resolve_payload_dtype", "require_payload_or_scalar", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
     "optional_temp_storage", "require_given_together", "require_literal_int", "optional_literal_int",
-    "require_numeric_operand", "require_device_function", "choose_operator",
+    "require_numeric_operand", "require_device_function", "choose_operator", "require_launch_block",
 ]
+
+# CUDA's limits on a thread block (every GPU since compute capability 2.0).
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_EXTENTS = (1024, 1024, 64)
 
 
 def is_given(arg) -> bool:
@@ -382,3 +387,26 @@ def forbid(call: str, label: str, arg, why: str):
     """``label`` must not be given here; ``why`` says when it applies."""
     if is_given(arg):
         raise ConflictingArgumentsError(f"{call}: {label}= {why}")
+
+
+def require_launch_block(call: str, block) -> tuple:
+    """The launch block shape must be one CUDA can launch; checked before any code is generated."""
+    shape = tuple(block)
+    for axis, extent, limit in zip("xyz", shape, MAX_BLOCK_EXTENTS):
+        if extent < 1:
+            raise UnsupportedBlockShapeError(
+                f"{call}: block={shape} has {axis}={extent}; every extent of a thread block must be at "
+                "least 1, so launch with e.g. block=(128, 1, 1)"
+            )
+        if extent > limit:
+            raise UnsupportedBlockShapeError(
+                f"{call}: block={shape} has {axis}={extent}, above CUDA's limit of {limit} on {axis}; "
+                f"launch with {axis} <= {limit} (and at most {MAX_BLOCK_THREADS} threads in all)"
+            )
+    threads = shape[0] * shape[1] * shape[2]
+    if threads > MAX_BLOCK_THREADS:
+        raise UnsupportedBlockShapeError(
+            f"{call}: block={shape} has {threads} threads, above CUDA's limit of {MAX_BLOCK_THREADS} per "
+            f"block; launch with at most {MAX_BLOCK_THREADS} threads per block and more blocks"
+        )
+    return shape

@@ -21,6 +21,7 @@ from ..._payloads import TempStorage, ThreadData
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import StorageUse, mixed_warp_widths, plan_storage
+from ...core.validate import require_launch_block
 from ...ops import _spec as spec
 from ...ops._registry import all_specs
 from . import _compat as C
@@ -107,6 +108,10 @@ class KernelState:
                 )
             _raise_at_site(exc, first.site)
         block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
+        try:
+            require_launch_block(first.plan.call, block)
+        except CoopError as exc:
+            _raise_at_site(exc, first.site)
         chip = C.target_chip(lower)
         m = re.match(r"sm_(\d+?)(\d)([a-z]?)$", chip)
         cc = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
