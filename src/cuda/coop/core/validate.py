@@ -347,7 +347,10 @@ def choose_operator(call: str, label: str, arg, aliases: dict, *, default=None, 
     if isinstance(arg, StringArg):
         if arg.value is None:
             raise NonConstantArgumentError(f"{call}: {label} must be a compile-time constant; {fix}")
-        value = arg.value.strip().lower().replace("-", "_")
+        # Symbols first: "-" is an operator, not a separator to normalize ("heads-and-tails").
+        value = arg.value.strip().lower()
+        if value not in aliases:
+            value = value.replace("-", "_")
         if value in aliases:
             return aliases[value]
         raise InvalidOperatorError(f"{call}: {label}={arg.value!r} is not a supported {what}; {fix}")
