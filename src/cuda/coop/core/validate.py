@@ -133,7 +133,7 @@ def choose_algorithm(call: str, arg, group: GroupArg, tables: dict, default: str
     return table[choose(call, "algorithm", arg, tuple(table), default)]
 
 
-def require_array(call: str, label: str, arg) -> ArrayArg:
+def require_array(call: str, label: str, arg, *, written: bool = False) -> ArrayArg:
     if not isinstance(arg, ArrayArg):
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} must be a 1-D contiguous array (a kernel array "
@@ -152,6 +152,12 @@ def require_array(call: str, label: str, arg) -> ArrayArg:
         raise UnsupportedDtypeError(
             f"{call}: {label} has element type {arg.type_name or arg.dtype}, which is not supported; "
             f"use one of {dtype_names()}"
+        )
+    if written and not arg.writable:
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} is read-only (a cuda.const array, a module-global "
+            "array or a readonly argument type) and this call writes it; pass a writable array, "
+            "e.g. a kernel argument or a cuda.shared.array"
         )
     return arg
 

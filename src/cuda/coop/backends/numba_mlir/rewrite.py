@@ -192,6 +192,34 @@ def _reject_host_constructs(func_ir, expr, name, loc, fname):
         ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
+# op name -> positional index of the array the call writes
+_WRITTEN_ARRAYS = {"store": 1, "run_length_decode_into": 3}
+
+
+def _reject_constant_destinations(func_ir, expr, name, loc, fname):
+    """A store into constant memory: ``cuda.const.array_like(...)`` or a module-global array.
+
+    numba-cuda-mlir types both as ordinary mutable arrays (the type says nothing),
+    but the data lives in the kernel's constant bank, which is read-only.
+    """
+    index = _WRITTEN_ARRAYS.get(name)
+    if index is None or len(expr.args) <= index:
+        return
+    var = _root(func_ir, expr.args[index])
+    d = _definition(func_ir, var)
+    what = None
+    if isinstance(d, ir.Expr) and d.op == "call" and _resolve_value(func_ir, d.func) is cuda.const.array_like:
+        what = "a cuda.const.array_like(...) array (constant memory)"
+    elif isinstance(d, (ir.Global, ir.FreeVar)) and hasattr(d.value, "__array_interface__"):
+        what = f"the module-global array {d.name} (captured as a constant)"
+    if what is not None:
+        raise_at(InvalidArgumentTypeError(
+            f"coop.{name}(): destination={var.name if not var.name.startswith('$') else d.name} is "
+            f"{what}, which is read-only; store into a writable array, e.g. a kernel argument or a "
+            "cuda.shared.array"
+        ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
 _NO_CONSTANT = object()
 
 
@@ -332,6 +360,7 @@ class TagCoopCallSites(Rewrite):
                 if isinstance(callee, KernelFunction):
                     _reject_plain_functions(func_ir, expr, name, inst.loc, fname)
                     _reject_host_constructs(func_ir, expr, name, inst.loc, fname)
+                    _reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
                 elif callee is TempStorage:
                     _check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
                 with _lock:

@@ -111,7 +111,8 @@ def describe_type(ty):
         return spec.PayloadArg(numpy_dtype(ty.dtype), ty.items, ty.payload_alignment)
     if isinstance(ty, types.Array):
         contiguous = ty.layout in ("C", "F") if ty.ndim == 1 else ty.layout == "C"
-        return spec.ArrayArg(numpy_dtype(ty.dtype), ty.ndim, contiguous, str(ty.dtype))
+        return spec.ArrayArg(numpy_dtype(ty.dtype), ty.ndim, contiguous, str(ty.dtype),
+                             writable=bool(getattr(ty, "mutable", True)))
     if isinstance(ty, types.BooleanLiteral):
         return spec.ScalarArg(None, ty.literal_value, "bool")
     if isinstance(ty, types.Boolean):
