@@ -279,6 +279,10 @@ class Callback:
     function: DeviceFunctionArg
     restype: np.dtype
     argtypes: tuple
+    # True: the function computes a value of ``restype`` (a reduction/scan/difference
+    # operator); a result of another kind (a float for integer values, float64 for
+    # float32) is refused rather than silently converted.
+    value_result: bool = False
 
 
 @dataclass(frozen=True)

@@ -167,7 +167,8 @@ def _operator(call, label, arg, aliases, default, dtype, restype):
     """(the built-in operator's name or "callback", the callbacks to compile)."""
     op = v.choose_operator(call, label, arg, aliases, default=default)
     if isinstance(op, DeviceFunctionArg):
-        return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype)),)
+        return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype),
+                                     value_result=restype == dtype),)
     return op, ()
 
 

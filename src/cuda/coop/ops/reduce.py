@@ -273,7 +273,7 @@ def choose_binary_op(call: str, label: str, arg, dtype, *, default=None):
 def binary_callbacks(op, dtype, role: str = "binary_op") -> tuple:
     if not isinstance(op, DeviceFunctionArg):
         return ()
-    return (Callback(role=role, function=op, restype=dtype, argtypes=(dtype, dtype)),)
+    return (Callback(role=role, function=op, restype=dtype, argtypes=(dtype, dtype), value_result=True),)
 
 
 def static_valid_items(call: str, arg, tile: int | None):

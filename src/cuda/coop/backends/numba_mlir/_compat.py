@@ -301,6 +301,12 @@ def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=Fals
     return bytes(ltoir)
 
 
+def device_function_restype(pyfunc, argtypes, *, cc):
+    """The return type numba infers for a device function called with ``argtypes``."""
+    _ptx, restype = cuda.compile(pyfunc, tuple(argtypes), device=True, output="ptx", cc=tuple(cc))
+    return restype
+
+
 def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
     """Compile a kernel to cubin for ``cc`` and a launch ``block`` shape, with no GPU.
 
