@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import re
+
+import numpy as np
 from dataclasses import dataclass
 
 from ... import _groups
@@ -200,7 +202,8 @@ class KernelState:
         kernel_id = next(_region_counter)
         try:
             plan = plan_storage(uses, implicit_name=f"cuda_coop_scratch_{kernel_id}",
-                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}")
+                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}",
+                                user_shared_bytes=_user_shared_bytes(lower))
         except CoopError as exc:
             first = next(c for c in self.calls.values() if c.provider.has_storage)
             _raise_at_site(exc, first.site)
@@ -209,6 +212,41 @@ class KernelState:
             # At least 16-byte alignment: vectorized CUB exchanges use 128-bit accesses.
             self.region_types[region.name] = C.workgroup_global(lower, region.name, region.size,
                                                                 max(region.align, 16))
+
+
+def _user_shared_bytes(lower) -> int:
+    """Bytes of the kernel's own static ``cuda.shared.array(...)`` arrays (constant shapes).
+
+    They share the static shared-memory limit with the cooperative scratch;
+    counting them lets the limit be reported with both sizes before ptxas
+    rejects the kernel in its own words.  Dynamic (shape 0) arrays count 0.
+    """
+    typemap = lower.fndesc.typemap
+    total = 0
+    for block in lower.func_ir.blocks.values():
+        for inst in block.body:
+            if not (isinstance(inst, C.ir.Assign) and isinstance(inst.value, C.ir.Expr)
+                    and inst.value.op == "call"):
+                continue
+            fnty = typemap.get(inst.value.func.name)
+            if getattr(fnty, "typing_key", None) is not C.cuda.shared.array:
+                continue
+            arrty = typemap.get(inst.target.name)
+            expr = inst.value
+            shape_var = expr.args[0] if expr.args else dict(expr.kws).get("shape")
+            try:
+                shape = lower.func_ir.infer_constant(shape_var)
+            except Exception:
+                continue
+            count = 1
+            for extent in shape if isinstance(shape, tuple) else (shape,):
+                count *= int(extent)
+            try:
+                itemsize = np.dtype(C.as_dtype(arrty.dtype)).itemsize
+            except Exception:
+                continue
+            total += count * itemsize
+    return total
 
 
 def _describe_kw(ty):
