@@ -395,7 +395,7 @@ def require_same_items(call: str, label: str, arg: PayloadArg, ref_label: str, r
 def forbid(call: str, label: str, arg, why: str):
     """``label`` must not be given here; ``why`` says when it applies."""
     if is_given(arg):
-        raise ConflictingArgumentsError(f"{call}: {label}= {why}")
+        raise ConflictingArgumentsError(f"{call}: {label}={describe(arg)} {why}")
 
 
 def require_launch_block(call: str, block) -> tuple:

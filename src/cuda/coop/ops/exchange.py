@@ -175,7 +175,7 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
         )
     if sliced and not m.time_slicing:
         v.forbid(call, "warp_time_slicing", warp_time_slicing,
-                 f"True cannot be combined with mode={m.name!r} (CUB's guarded and flagged scatters "
+                 f"cannot be combined with mode={m.name!r} (CUB's guarded and flagged scatters "
                  "need the whole tile in scratch); use mode='scatter_to_striped' or drop "
                  "warp_time_slicing")
     operands = [AbiOperand("value", "payload", dtype, "items")]

@@ -134,6 +134,9 @@ def describe_type(ty):
     if isinstance(ty, types.Function) and getattr(ty, "typing_key", None) in (int, float):
         # The builtins as dtypes mean 32-bit, as in coop.ThreadData(n, dtype=int) on the host.
         return spec.DtypeArg(np.dtype("int32" if ty.typing_key is int else "float32"))
+    if isinstance(ty, types.EnumMember):
+        # The member itself is not in the type; name its class (``Algo member``).
+        return spec.UnsupportedArg(f"<{ty.instance_class.__name__} enum member>")
     if isinstance(ty, types.Dispatcher):
         dispatcher = ty.dispatcher
         device = bool(getattr(dispatcher, "targetoptions", {}).get("device", False))

@@ -99,14 +99,13 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
     positional = [p for p in params if p.kind == inspect.Parameter.POSITIONAL_ONLY]
     keywords = {p.name: p for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY}
     if len(arg_descs) > len(positional):
-        extra = len(arg_descs) - len(positional)
+        extra = [spec.describe(d) for d in arg_descs[len(positional):]]
         first_kw = next(iter(keywords), None)
         raise InvalidArgumentTypeError(
             f"{call}: takes {len(positional)} positional operands ("
             + ", ".join(p.name for p in positional)
-            + f") but got {len(arg_descs)}; pass controls by keyword"
-            + (f", e.g. {first_kw}=..." if first_kw else "")
-            + (f" ({extra} extra)" if extra else "")
+            + f") but got {len(arg_descs)}: {', '.join(extra)} after them; controls are keyword-only, "
+            + (f"so pass them by name, e.g. {first_kw}={extra[0]}" if first_kw else "so remove the extra operands")
         )
     for name in kw_descs:
         if name in keywords:
