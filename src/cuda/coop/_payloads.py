@@ -5,7 +5,11 @@ from __future__ import annotations
 import operator
 
 from ._dtypes import normalize_dtype
-from ._errors import ConflictingArgumentsError, InvalidArgumentTypeError, InvalidArgumentValueError
+from ._errors import (
+    ConflictingArgumentsError,
+    InvalidArgumentTypeError,
+    InvalidArgumentValueError,
+)
 from ._kernel_api import KernelConstructMeta
 
 __all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "check_items_per_thread",
@@ -24,11 +28,11 @@ MAX_PAYLOAD_BYTES = 1024
 def check_items_per_thread(value, *, call: str = "coop.ThreadData()") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgumentTypeError(
-            f"{call}: items_per_thread={value!r} must be a positive int known at compile time"
+            f"{call}: items_per_thread={value!r} is not an int; pass a positive int known at compile time"
         )
     if value < 1:
         raise InvalidArgumentValueError(
-            f"{call}: items_per_thread={value} must be at least 1"
+            f"{call}: items_per_thread={value} is below 1; pass at least 1"
         )
     return value
 
@@ -51,10 +55,10 @@ def check_alignment(value, *, call: str, label: str = "alignment"):
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentTypeError(f"{call}: {label}={value!r} must be None or a power-of-two int")
+        raise InvalidArgumentTypeError(f"{call}: {label}={value!r} is not an int; pass None or a power of two, e.g. 16")
     if value < 1 or value & (value - 1) or value > 256:
         raise InvalidArgumentValueError(
-            f"{call}: {label}={value} must be a power of two between 1 and 256"
+            f"{call}: {label}={value} is not a power of two from 1 to 256; pass e.g. {label}=16"
         )
     return value
 

@@ -136,8 +136,8 @@ def choose_algorithm(call: str, arg, group: GroupArg, tables: dict, default: str
 def require_array(call: str, label: str, arg, *, written: bool = False) -> ArrayArg:
     if not isinstance(arg, ArrayArg):
         raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a 1-D contiguous array (a kernel array "
-            "argument or a slice of one)"
+            f"{call}: {label}={describe(arg)} is not an array; pass a 1-D contiguous array (a "
+            "kernel array argument or a slice of one)"
         )
     if arg.ndim != 1:
         raise InvalidArgumentTypeError(
@@ -173,7 +173,8 @@ def require_payload(call: str, label: str, arg, *, allow_scalar=False):
         require_numeric_operand(call, label, arg)
         return arg
     what = "a coop.ThreadData payload" + (" or a scalar" if allow_scalar else "")
-    raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be {what}")
+    raise InvalidArgumentTypeError(
+        f"{call}: {label}={describe(arg)} is not {what}; create one with coop.ThreadData(n, dtype=...)")
 
 
 def require_payload_or_scalar(call: str, label: str, arg):
@@ -209,7 +210,7 @@ def require_known_dtype(call: str, label: str, payload: PayloadArg):
 def require_numeric_operand(call: str, label: str, arg) -> ScalarArg:
     if not isinstance(arg, ScalarArg) or arg.dtype is None:
         raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a number ({dtype_names()})"
+            f"{call}: {label}={describe(arg)} is not a number; pass a scalar of {dtype_names()}"
         )
     if arg.dtype not in SUPPORTED_DTYPES:
         raise UnsupportedDtypeError(
@@ -243,17 +244,18 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
     if arg.is_literal:
         value = arg.literal
         if isinstance(value, bool):
-            raise InvalidArgumentTypeError(f"{call}: {label}={value!r} must be a number of dtype {dtype.name}")
+            raise InvalidArgumentTypeError(
+                f"{call}: {label}={value!r} is not a number; pass a number of dtype {dtype.name}")
         if is_integer(dtype):
             if isinstance(value, float) and not value.is_integer():
                 raise InvalidArgumentValueError(
-                    f"{call}: {label}={value!r} is not representable in {dtype.name}"
+                    f"{call}: {label}={value!r} is not representable in {dtype.name}; pass a whole number"
                 )
             info = np.iinfo(dtype)
             if not info.min <= int(value) <= info.max:
                 raise InvalidArgumentValueError(
                     f"{call}: {label}={value!r} is outside the range of {dtype.name} "
-                    f"[{info.min}, {info.max}]"
+                    f"[{info.min}, {info.max}]; pass a value in that range"
                 )
         return arg
     if arg.dtype != dtype:
@@ -270,13 +272,13 @@ def require_literal_bool(call: str, label: str, arg, default: bool) -> bool:
     if isinstance(arg, ScalarArg) and arg.is_literal and isinstance(arg.literal, bool):
         return arg.literal
     raise NonConstantArgumentError(
-        f"{call}: {label}={describe(arg)} must be a compile-time True or False"
+        f"{call}: {label}={describe(arg)} is not a compile-time True or False; pass a literal True or False"
     )
 
 
 def require_literal_int(call: str, label: str, arg, *, minimum=None, maximum=None) -> int:
     if not isinstance(arg, ScalarArg) or arg.dtype is None or not is_integer(arg.dtype):
-        raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be an integer")
+        raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} is not an integer; pass an int")
     if not arg.is_literal:
         raise NonConstantArgumentError(
             f"{call}: {label} must be known at compile time; use a literal, a module constant, "
@@ -285,7 +287,7 @@ def require_literal_int(call: str, label: str, arg, *, minimum=None, maximum=Non
     value = int(arg.literal)
     if minimum is not None and value < minimum or maximum is not None and value > maximum:
         rng = f"[{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}]"
-        raise InvalidArgumentValueError(f"{call}: {label}={value} is outside {rng}")
+        raise InvalidArgumentValueError(f"{call}: {label}={value} is outside {rng}; pass a value in that range")
     return value
 
 
@@ -300,7 +302,8 @@ def optional_temp_storage(call: str, arg, group: GroupArg, *, warp_allowed=False
         return None
     if not isinstance(arg, TempStorageArg):
         raise InvalidArgumentTypeError(
-            f"{call}: temp_storage={describe(arg)} must be a coop.TempStorage(...) created in the kernel"
+            f"{call}: temp_storage={describe(arg)} is not a coop.TempStorage; pass one created in the "
+            "kernel, e.g. temp_storage=coop.TempStorage()"
         )
     if group.kind != "block" and not warp_allowed:
         raise TempStorageError(
@@ -371,7 +374,8 @@ def require_integer_payload(call: str, label: str, arg, *, purpose: str = "") ->
     """A ThreadData of integer dtype (ranks, flags); ``purpose`` completes the message."""
     if not isinstance(arg, PayloadArg):
         raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a coop.ThreadData of integers{purpose}"
+            f"{call}: {label}={describe(arg)} is not a coop.ThreadData of integers{purpose}; create it "
+            "with e.g. coop.ThreadData(n, dtype=np.int32)"
         )
     dtype = require_known_dtype(call, label, arg)
     if not is_integer(dtype):

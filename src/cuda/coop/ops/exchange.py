@@ -153,7 +153,7 @@ def _integer_companion(call, m, label, arg, items, used, operands, *, c_name, pu
         v.forbid(call, label, arg, unused)
         return None
     if not v.is_given(arg):
-        raise MissingArgumentError(f"{call}: mode={m.name!r} needs {label}=, {needs}")
+        raise MissingArgumentError(f"{call}: mode={m.name!r} needs {label}=; pass {needs}")
     payload = v.require_integer_payload(call, label, arg, purpose=purpose)
     v.require_same_items(call, label, payload, "value", items)
     operands.append(AbiOperand(label, "payload", payload.dtype, c_name))

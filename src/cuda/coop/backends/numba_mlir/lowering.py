@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 
 import numpy as np
-from dataclasses import dataclass
 
 from ... import _groups
 from ..._diagnostics import raise_at

@@ -30,7 +30,12 @@ import types
 from dataclasses import dataclass
 
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, InvalidArgumentTypeError, NotADeviceFunctionError, TempStorageError
+from ..._errors import (
+    CoopError,
+    InvalidArgumentTypeError,
+    NotADeviceFunctionError,
+    TempStorageError,
+)
 from ..._kernel_api import KernelConstructMeta, KernelFunction
 from ..._payloads import TempStorage, ThreadData
 from ._compat import Rewrite, cuda, ir, register_rewrite

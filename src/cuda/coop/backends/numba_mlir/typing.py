@@ -8,6 +8,7 @@ user's line (they are not NumbaErrors, so numba lets them through unchanged).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 
@@ -114,12 +115,16 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
             raise InvalidArgumentTypeError(
                 f"{call}: {name} is a positional operand; pass it by position, not as {name}=..."
             )
+        close = difflib.get_close_matches(name, list(keywords), n=1)
+        hint = f"did you mean {close[0]}=? " if close else ""
         raise InvalidArgumentTypeError(
-            f"{call}: unexpected keyword {name}=; the controls are " + ", ".join(keywords)
+            f"{call}: unexpected keyword {name}=; {hint}use one of the controls " + ", ".join(keywords)
         )
     missing = [p.name for p in positional[len(arg_descs):] if p.default is inspect.Parameter.empty]
     if missing:
-        raise MissingArgumentError(f"{call}: missing operand(s) {', '.join(missing)}")
+        raise MissingArgumentError(
+            f"{call}: missing operand(s) {', '.join(missing)}; pass them by position: "
+            f"{call[:-1]}{', '.join(p.name for p in positional)}, ...)")
     optional = [spec.OMITTED] * (len(positional) - len(arg_descs))  # optional operands left out
     return (*arg_descs, *optional), {k: kw_descs.get(k, spec.OMITTED) for k in keywords}
 
@@ -221,8 +226,8 @@ class GroupByTemplate(CoopTemplate):
         call = "coop.this_warp().group_by()"
         if this.kind != "warp" or this.width != 32:
             raise _groups.InvalidGroupWidthError(
-                f"{call}: group_by() applies to coop.this_warp() or coop.this_block(), not to "
-                f"{this.descriptor().label}"
+                f"{call}: {this.descriptor().label} has no group_by(); call it on coop.this_warp() "
+                "or coop.this_block()"
             )
         exhaustive = kws.get("exhaustive")
         if set(kws) - {"exhaustive"} or len(args) != 1:
@@ -273,7 +278,9 @@ def _bind_stub(call, pyfunc, args, kws):
     try:
         return inspect.signature(pyfunc).bind(None, *args, **kws).arguments
     except TypeError as exc:
-        raise InvalidArgumentTypeError(f"{call}: {exc}") from None
+        params = list(inspect.signature(pyfunc).parameters.values())[1:]
+        raise InvalidArgumentTypeError(
+            f"{call}: {exc}; call it as {call[:-2]}({', '.join(map(str, params))})") from None
 
 
 def _literal_value(ty):
@@ -350,7 +357,7 @@ class ThreadDataTemplate(CoopTemplate):
             )
         else:
             raise InvalidArgumentTypeError(
-                f"{call}: items_per_thread={ipt} must be a positive int known at compile time"
+                f"{call}: items_per_thread={ipt} is not an int; pass a positive int known at compile time"
             )
         dtype = _dtype_of_type(call, "dtype", bound.get("dtype"))
         if dtype is None:
