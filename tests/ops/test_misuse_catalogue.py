@@ -122,17 +122,19 @@ def float_add(a, b):
 """
 
 
-@pytest.mark.parametrize("call", [
-    "dst[0] = coop.reduce(coop.this_block(), items, binary_op=float_add)",
-    "coop.store(coop.this_block(), dst, coop.inclusive_scan(coop.this_block(), items, scan_op=float_add))",
-], ids=["reduce_binary_op", "scan_scan_op"])
-def test_operator_result_dtype_differs_from_the_values(call):
+@pytest.mark.parametrize("label, call", [
+    ("binary_op", "dst[0] = coop.reduce(coop.this_block(), items, binary_op=float_add)"),
+    ("scan_op", "coop.store(coop.this_block(), dst, coop.inclusive_scan(coop.this_block(), items, "
+                "scan_op=float_add))"),
+    ("difference_op", "coop.store(coop.this_block(), dst, coop.adjacent_difference(coop.this_block(), items, "
+                      "difference_op=float_add))"),
+], ids=["reduce_binary_op", "scan_scan_op", "adjacent_difference_op"])
+def test_operator_result_dtype_differs_from_the_values(label, call):
     exc, module = compile_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
         {call}
     """, prelude=FLOAT_ADD)
-    label = "binary_op" if "binary_op" in call else "scan_op"
     check(exc, module, coop.DtypeMismatchError,
           names=[f"{label}=device function float_add", "returns float64", "int32"],
           fix="make it return int32", line=f"{label}=float_add")

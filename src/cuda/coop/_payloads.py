@@ -90,6 +90,9 @@ class ThreadData(metaclass=KernelConstructMeta):
         Minimum alignment in bytes of the payload storage (a power of two);
         ``alignas=`` is accepted as another spelling.
 
+    A payload holds at most :data:`MAX_PAYLOAD_BYTES` (1024) bytes per thread, about a
+    thread's 255 registers; larger ones are refused when the kernel is compiled.
+
     Slots start uninitialized.  Inside a kernel the payload indexes like an array
     (``items[i]``) and ``items.items_per_thread`` is a compile-time constant.
     """
