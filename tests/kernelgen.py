@@ -47,3 +47,23 @@ def group_expr(kind: str, width: int | None) -> str:
     if width in (None, 32):
         return "coop.this_warp()"
     return f"coop.this_warp().group_by({width})"
+
+
+def kernel_module(body: str, *, params: str = "src, dst, n", prelude: str = ""):
+    """A module whose ``kernel(params)`` runs ``body``; ``prelude`` goes above it."""
+    indented = textwrap.indent(textwrap.dedent(body), "    ")
+    return module_from_source(textwrap.dedent(prelude) + f"\n@cuda.jit\ndef kernel({params}):\n{indented}\n")
+
+
+def points_at_user_line(exc, module, snippet: str) -> None:
+    """The error's last traceback frame, and its only frame in the kernel's file, is the
+    kernel line containing ``snippet``; the message names that file too."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1]
+    assert last.filename == module.__file__, frames[-3:]
+    assert snippet in (last.line or ""), last
+    in_kernel_file = [f for f in frames if f.filename == module.__file__]
+    assert len(in_kernel_file) == 1, in_kernel_file
+    assert f'File "{module.__file__}"' in str(exc)

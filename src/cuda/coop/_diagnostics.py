@@ -29,13 +29,15 @@ def raise_at(exc: BaseException, filename: str | None, line: int | None, functio
     new = type(exc)(with_location(str(exc), filename, line))
     new._coop_located = True
     new.__suppress_context__ = True
-    name = function.rsplit(".", 1)[-1] if function else None
-    if name and name.isidentifier() and line >= 2:
-        source = "\n" * (line - 2) + f"def {name}():\n raise __coop_error__\n{name}()\n"
-    else:
-        source = "\n" * (line - 1) + "raise __coop_error__\n"
+    # One frame, at the kernel line: a one-line code object compiled under the
+    # user's file name, renamed after the kernel function.  (A wrapper function
+    # would add a second frame, at the line where it is called: the next line.)
+    source = "\n" * (line - 1) + "raise __coop_error__\n"
     try:
         code = compile(source, filename, "exec")
     except (SyntaxError, ValueError):  # pragma: no cover - exotic file names
         raise new from None
+    name = function.rsplit(".", 1)[-1] if function else None
+    if name and name.isidentifier():
+        code = code.replace(co_name=name, **({"co_qualname": function} if hasattr(code, "co_qualname") else {}))
     exec(code, {"__coop_error__": new, "__name__": "__cuda_coop_kernel_source__"})

@@ -132,8 +132,8 @@ MAX_WARPS_PER_BLOCK = 32  # 1024 threads
 def check_warps_per_group(warps) -> int:
     if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_WARPS_PER_BLOCK:
         raise InvalidGroupWidthError(
-            f"coop.this_block().group_by(): warps_per_group={warps!r} must be an int from 1 to "
-            f"{MAX_WARPS_PER_BLOCK} (a block has at most 32 warps)"
+            f"coop.this_block().group_by(): warps_per_group={warps!r} is not a warp count (a block has "
+            f"at most {MAX_WARPS_PER_BLOCK} warps); pass an int from 1 to {MAX_WARPS_PER_BLOCK}"
         )
     return warps
 
@@ -141,7 +141,7 @@ def check_warps_per_group(warps) -> int:
 def check_warp_width(width) -> int:
     if isinstance(width, bool) or not isinstance(width, int) or width not in LOGICAL_WARP_WIDTHS:
         raise InvalidGroupWidthError(
-            f"group_by(): width={width!r} is not a logical warp width; use one of "
+            f"coop.this_warp().group_by(): width={width!r} is not a logical warp width; use one of "
             f"{', '.join(map(str, LOGICAL_WARP_WIDTHS))}"
         )
     return width

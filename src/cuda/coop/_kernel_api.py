@@ -55,9 +55,8 @@ class KernelFunction:
         if self._host_callable:
             return self._pyfunc(*args, **kwargs)
         raise CoopCompilerContextRequiredError(
-            f"coop.{self.name}() was called on the host; it is a cooperative operation "
-            "that runs inside a @cuda.jit kernel (from numba_cuda_mlir), where every "
-            "thread of the group calls it"
+            f"coop.{self.name}() was called on the host, but it is a cooperative operation; "
+            "call it inside a @cuda.jit kernel (from numba_cuda_mlir), from every thread of the group"
         )
 
     def __repr__(self) -> str:

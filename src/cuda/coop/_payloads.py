@@ -5,34 +5,60 @@ from __future__ import annotations
 import operator
 
 from ._dtypes import normalize_dtype
-from ._errors import InvalidArgumentTypeError, InvalidArgumentValueError
+from ._errors import (
+    ConflictingArgumentsError,
+    InvalidArgumentTypeError,
+    InvalidArgumentValueError,
+)
 from ._kernel_api import KernelConstructMeta
 
-__all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "check_items_per_thread", "check_alignment"]
+__all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "check_items_per_thread",
+           "check_payload_bytes", "check_alignment"]
 
 SHARING_MODES = ("shared", "exclusive")
+
+# A thread has at most 255 32-bit registers (1020 bytes).  A larger payload cannot
+# stay in registers (it spills to local memory), and CUB unrolls every per-item
+# loop, so code size and compile time grow with the item count (measured: 2048
+# int32 items compile in ~10 s, 32768 in ~60 s, 1 << 20 would take many minutes).
+# Payloads above the register file are refused up front.
+MAX_PAYLOAD_BYTES = 1024
 
 
 def check_items_per_thread(value, *, call: str = "coop.ThreadData()") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgumentTypeError(
-            f"{call}: items_per_thread={value!r} must be a positive int known at compile time"
+            f"{call}: items_per_thread={value!r} is not an int; pass a positive int known at compile time"
         )
     if value < 1:
         raise InvalidArgumentValueError(
-            f"{call}: items_per_thread={value} must be at least 1"
+            f"{call}: items_per_thread={value} is below 1; pass at least 1"
         )
     return value
+
+
+def check_payload_bytes(items: int, dtype, *, call: str = "coop.ThreadData()") -> int:
+    """``items`` slots of ``dtype`` must fit a thread's register file (:data:`MAX_PAYLOAD_BYTES`)."""
+    size = items * dtype.itemsize
+    if size > MAX_PAYLOAD_BYTES:
+        fit = MAX_PAYLOAD_BYTES // dtype.itemsize
+        raise InvalidArgumentValueError(
+            f"{call}: items_per_thread={items} of {dtype.name} is {size} bytes per thread, above the "
+            f"{MAX_PAYLOAD_BYTES}-byte limit (a thread has 255 4-byte registers; CUB unrolls every item, "
+            f"so larger payloads spill and compile slowly); use at most {fit} items per thread "
+            "and loop over tiles"
+        )
+    return items
 
 
 def check_alignment(value, *, call: str, label: str = "alignment"):
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentTypeError(f"{call}: {label}={value!r} must be None or a power-of-two int")
+        raise InvalidArgumentTypeError(f"{call}: {label}={value!r} is not an int; pass None or a power of two, e.g. 16")
     if value < 1 or value & (value - 1) or value > 256:
         raise InvalidArgumentValueError(
-            f"{call}: {label}={value} must be a power of two between 1 and 256"
+            f"{call}: {label}={value} is not a power of two from 1 to 256; pass e.g. {label}=16"
         )
     return value
 
@@ -42,8 +68,9 @@ def merge_alignas(alignment, alignas):
     if alignas is None:
         return alignment
     if alignment is not None and alignment != alignas:
-        raise InvalidArgumentValueError(
-            f"coop.ThreadData(): alignment={alignment} and alignas={alignas} disagree; pass one of them"
+        raise ConflictingArgumentsError(
+            f"coop.ThreadData(): alignment={alignment} and alignas={alignas} disagree (alignas= is "
+            "another spelling of alignment=); pass only one of them"
         )
     return alignas
 
@@ -63,6 +90,9 @@ class ThreadData(metaclass=KernelConstructMeta):
         Minimum alignment in bytes of the payload storage (a power of two);
         ``alignas=`` is accepted as another spelling.
 
+    A payload holds at most :data:`MAX_PAYLOAD_BYTES` (1024) bytes per thread, about a
+    thread's 255 registers; larger ones are refused when the kernel is compiled.
+
     Slots start uninitialized.  Inside a kernel the payload indexes like an array
     (``items[i]``) and ``items.items_per_thread`` is a compile-time constant.
     """
@@ -70,6 +100,8 @@ class ThreadData(metaclass=KernelConstructMeta):
     def __init__(self, items_per_thread, dtype=None, *, alignment=None, alignas=None):
         self.items_per_thread = check_items_per_thread(items_per_thread)
         self.dtype = None if dtype is None else normalize_dtype(dtype, label="dtype")
+        if self.dtype is not None:
+            check_payload_bytes(self.items_per_thread, self.dtype)
         self.alignment = check_alignment(merge_alignas(alignment, alignas), call="coop.ThreadData()")
 
     def __repr__(self):
@@ -105,20 +137,31 @@ class TempStorage(metaclass=KernelConstructMeta):
                 size_in_bytes = operator.index(size_in_bytes)
             except TypeError:
                 raise InvalidArgumentTypeError(
-                    f"{call}: size_in_bytes={size_in_bytes!r} must be None or a non-negative int"
+                    f"{call}: size_in_bytes={size_in_bytes!r} is not an int; pass a non-negative int "
+                    f"(e.g. size_in_bytes={_int_hint(size_in_bytes)}) or omit it to infer the size"
                 ) from None
             if size_in_bytes < 0 or isinstance(size_in_bytes, bool):
-                raise InvalidArgumentValueError(f"{call}: size_in_bytes={size_in_bytes} must be >= 0")
+                raise InvalidArgumentValueError(
+                    f"{call}: size_in_bytes={size_in_bytes} is negative; pass a size >= 0 or omit it "
+                    "to infer the size")
         self.size_in_bytes = size_in_bytes
         self.alignment = check_alignment(alignment, call=call)
         if auto_sync is not None and not isinstance(auto_sync, bool):
-            raise InvalidArgumentTypeError(f"{call}: auto_sync={auto_sync!r} must be None, True or False")
+            raise InvalidArgumentTypeError(
+                f"{call}: auto_sync={auto_sync!r} is not a bool; pass auto_sync=True or auto_sync=False")
         self.auto_sync = auto_sync
         self.sharing = normalize_sharing(sharing)
 
     def __repr__(self):
         return (f"coop.TempStorage({self.size_in_bytes}, alignment={self.alignment}, "
                 f"auto_sync={self.auto_sync}, sharing={self.sharing!r})")
+
+
+def _int_hint(value) -> str:
+    try:
+        return str(int(value))
+    except (TypeError, ValueError, OverflowError):
+        return "4096"
 
 
 def normalize_sharing(sharing) -> str:

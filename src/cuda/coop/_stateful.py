@@ -39,7 +39,7 @@ class StatefulFunction:
         self.state_dtype = normalize_dtype(state_dtype, label="coop.StatefulFunction(): state_dtype")
         self.name = name if name is not None else getattr(op, "__name__", "stateful_function")
         if not isinstance(self.name, str):
-            raise InvalidArgumentTypeError(f"coop.StatefulFunction(): name={name!r} must be a str or None")
+            raise InvalidArgumentTypeError(f"coop.StatefulFunction(): name={name!r} is not a str; pass a str or None")
 
     def __repr__(self):
         return f"coop.StatefulFunction({self.name}, {self.state_dtype.name})"

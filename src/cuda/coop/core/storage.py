@@ -91,7 +91,9 @@ def mixed_warp_widths(widths) -> bool:
     return len({w for w in widths if w}) > 1
 
 
-def plan_storage(uses, *, implicit_name: str, region_name_for_site) -> StoragePlan:
+def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_bytes: int = 0) -> StoragePlan:
+    """Place the scratch of ``uses``; ``user_shared_bytes``: the kernel's own static shared
+    arrays, which count against the same limit."""
     regions: dict[str, Region] = {}
     placement: dict[str, tuple] = {}
     explicit_sites: dict[int, TempStorageArg] = {}
@@ -148,8 +150,16 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site) -> StoragePl
                 )
             region.size = ts.size_in_bytes
     plan = StoragePlan(regions=regions, placement=placement)
-    if plan.total_bytes > STATIC_SHARED_LIMIT:
+    if plan.total_bytes + user_shared_bytes > STATIC_SHARED_LIMIT:
         detail = ", ".join(f"{r.name}: {r.size} B" for r in regions.values())
+        if user_shared_bytes:
+            raise SharedMemoryLimitError(
+                f"the kernel's cuda.shared.array arrays ({user_shared_bytes} bytes) plus its cooperative "
+                f"scratch ({plan.total_bytes} bytes: {detail}) need "
+                f"{user_shared_bytes + plan.total_bytes} bytes of shared memory, above the "
+                f"{STATIC_SHARED_LIMIT}-byte static limit; make the shared arrays smaller, or use fewer "
+                "items per thread, a smaller block or storage-free algorithms"
+            )
         raise SharedMemoryLimitError(
             f"the kernel's cooperative scratch needs {plan.total_bytes} bytes of shared memory "
             f"({detail}), above the {STATIC_SHARED_LIMIT}-byte static limit; use fewer items per "

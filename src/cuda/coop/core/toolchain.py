@@ -81,7 +81,8 @@ def parse_cccl_version(include_dir) -> tuple:
         ) from None
     m = re.search(r"#\s*define\s+CCCL_VERSION\s+(\d+)", text)
     if not m:
-        raise HeaderResolutionError(f"{path} does not define CCCL_VERSION")
+        raise HeaderResolutionError(
+            f"{path} does not define CCCL_VERSION; point CUDA_COOP_CCCL_ROOT at a CCCL include root")
     n = int(m.group(1))
     return (n // 1000000, (n // 1000) % 1000, n % 1000)
 
@@ -205,7 +206,9 @@ def _locate_headers(kind: str, cuda_major: int):
         return pathfinder.locate_nvidia_header_directory(kind)
     except Exception as exc:  # pathfinder raises its own error types
         what = "CCCL headers" if kind == "cccl" else "CUDA runtime headers"
-        raise HeaderResolutionError(f"cuda-pathfinder could not locate the {what}: {exc}") from exc
+        raise HeaderResolutionError(
+            f"cuda-pathfinder could not locate the {what} ({exc}); install the CUDA toolkit wheels "
+            "(pip install cuda-coop[cu13]) or set CUDA_COOP_CCCL_ROOT") from exc
 
 
 def _expected_cccl_major(cuda_major: int) -> int:

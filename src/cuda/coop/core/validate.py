@@ -24,6 +24,7 @@ from .._errors import (
     TempStorageError,
     UnknownDtypeError,
     UnsupportedAlgorithmForGroupError,
+    UnsupportedBlockShapeError,
     UnsupportedDtypeError,
 )
 from ..ops._spec import (
@@ -46,8 +47,12 @@ __all__ = [
     "is_given", "require_group", "choose", "choose_algorithm", "require_array", "require_payload",
     "resolve_payload_dtype", "require_payload_or_scalar", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
     "optional_temp_storage", "require_given_together", "require_literal_int", "optional_literal_int",
-    "require_numeric_operand", "require_device_function", "choose_operator",
+    "require_numeric_operand", "require_device_function", "choose_operator", "require_launch_block",
 ]
+
+# CUDA's limits on a thread block (every GPU since compute capability 2.0).
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_EXTENTS = (1024, 1024, 64)
 
 
 def is_given(arg) -> bool:
@@ -128,11 +133,11 @@ def choose_algorithm(call: str, arg, group: GroupArg, tables: dict, default: str
     return table[choose(call, "algorithm", arg, tuple(table), default)]
 
 
-def require_array(call: str, label: str, arg) -> ArrayArg:
+def require_array(call: str, label: str, arg, *, written: bool = False) -> ArrayArg:
     if not isinstance(arg, ArrayArg):
         raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a 1-D contiguous array (a kernel array "
-            "argument or a slice of one)"
+            f"{call}: {label}={describe(arg)} is not an array; pass a 1-D contiguous array (a "
+            "kernel array argument or a slice of one)"
         )
     if arg.ndim != 1:
         raise InvalidArgumentTypeError(
@@ -148,6 +153,12 @@ def require_array(call: str, label: str, arg) -> ArrayArg:
             f"{call}: {label} has element type {arg.type_name or arg.dtype}, which is not supported; "
             f"use one of {dtype_names()}"
         )
+    if written and not arg.writable:
+        raise InvalidArgumentTypeError(
+            f"{call}: {label}={describe(arg)} is read-only (a cuda.const array, a module-global "
+            "array or a readonly argument type) and this call writes it; pass a writable array, "
+            "e.g. a kernel argument or a cuda.shared.array"
+        )
     return arg
 
 
@@ -162,7 +173,8 @@ def require_payload(call: str, label: str, arg, *, allow_scalar=False):
         require_numeric_operand(call, label, arg)
         return arg
     what = "a coop.ThreadData payload" + (" or a scalar" if allow_scalar else "")
-    raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be {what}")
+    raise InvalidArgumentTypeError(
+        f"{call}: {label}={describe(arg)} is not {what}; create one with coop.ThreadData(n, dtype=...)")
 
 
 def require_payload_or_scalar(call: str, label: str, arg):
@@ -198,7 +210,7 @@ def require_known_dtype(call: str, label: str, payload: PayloadArg):
 def require_numeric_operand(call: str, label: str, arg) -> ScalarArg:
     if not isinstance(arg, ScalarArg) or arg.dtype is None:
         raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a number ({dtype_names()})"
+            f"{call}: {label}={describe(arg)} is not a number; pass a scalar of {dtype_names()}"
         )
     if arg.dtype not in SUPPORTED_DTYPES:
         raise UnsupportedDtypeError(
@@ -232,17 +244,18 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
     if arg.is_literal:
         value = arg.literal
         if isinstance(value, bool):
-            raise InvalidArgumentTypeError(f"{call}: {label}={value!r} must be a number of dtype {dtype.name}")
+            raise InvalidArgumentTypeError(
+                f"{call}: {label}={value!r} is not a number; pass a number of dtype {dtype.name}")
         if is_integer(dtype):
             if isinstance(value, float) and not value.is_integer():
                 raise InvalidArgumentValueError(
-                    f"{call}: {label}={value!r} is not representable in {dtype.name}"
+                    f"{call}: {label}={value!r} is not representable in {dtype.name}; pass a whole number"
                 )
             info = np.iinfo(dtype)
             if not info.min <= int(value) <= info.max:
                 raise InvalidArgumentValueError(
                     f"{call}: {label}={value!r} is outside the range of {dtype.name} "
-                    f"[{info.min}, {info.max}]"
+                    f"[{info.min}, {info.max}]; pass a value in that range"
                 )
         return arg
     if arg.dtype != dtype:
@@ -259,13 +272,13 @@ def require_literal_bool(call: str, label: str, arg, default: bool) -> bool:
     if isinstance(arg, ScalarArg) and arg.is_literal and isinstance(arg.literal, bool):
         return arg.literal
     raise NonConstantArgumentError(
-        f"{call}: {label}={describe(arg)} must be a compile-time True or False"
+        f"{call}: {label}={describe(arg)} is not a compile-time True or False; pass a literal True or False"
     )
 
 
 def require_literal_int(call: str, label: str, arg, *, minimum=None, maximum=None) -> int:
     if not isinstance(arg, ScalarArg) or arg.dtype is None or not is_integer(arg.dtype):
-        raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} must be an integer")
+        raise InvalidArgumentTypeError(f"{call}: {label}={describe(arg)} is not an integer; pass an int")
     if not arg.is_literal:
         raise NonConstantArgumentError(
             f"{call}: {label} must be known at compile time; use a literal, a module constant, "
@@ -274,7 +287,7 @@ def require_literal_int(call: str, label: str, arg, *, minimum=None, maximum=Non
     value = int(arg.literal)
     if minimum is not None and value < minimum or maximum is not None and value > maximum:
         rng = f"[{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}]"
-        raise InvalidArgumentValueError(f"{call}: {label}={value} is outside {rng}")
+        raise InvalidArgumentValueError(f"{call}: {label}={value} is outside {rng}; pass a value in that range")
     return value
 
 
@@ -289,7 +302,8 @@ def optional_temp_storage(call: str, arg, group: GroupArg, *, warp_allowed=False
         return None
     if not isinstance(arg, TempStorageArg):
         raise InvalidArgumentTypeError(
-            f"{call}: temp_storage={describe(arg)} must be a coop.TempStorage(...) created in the kernel"
+            f"{call}: temp_storage={describe(arg)} is not a coop.TempStorage; pass one created in the "
+            "kernel, e.g. temp_storage=coop.TempStorage()"
         )
     if group.kind != "block" and not warp_allowed:
         raise TempStorageError(
@@ -342,7 +356,10 @@ def choose_operator(call: str, label: str, arg, aliases: dict, *, default=None, 
     if isinstance(arg, StringArg):
         if arg.value is None:
             raise NonConstantArgumentError(f"{call}: {label} must be a compile-time constant; {fix}")
-        value = arg.value.strip().lower().replace("-", "_")
+        # Symbols first: "-" is an operator, not a separator to normalize ("heads-and-tails").
+        value = arg.value.strip().lower()
+        if value not in aliases:
+            value = value.replace("-", "_")
         if value in aliases:
             return aliases[value]
         raise InvalidOperatorError(f"{call}: {label}={arg.value!r} is not a supported {what}; {fix}")
@@ -357,7 +374,8 @@ def require_integer_payload(call: str, label: str, arg, *, purpose: str = "") ->
     """A ThreadData of integer dtype (ranks, flags); ``purpose`` completes the message."""
     if not isinstance(arg, PayloadArg):
         raise InvalidArgumentTypeError(
-            f"{call}: {label}={describe(arg)} must be a coop.ThreadData of integers{purpose}"
+            f"{call}: {label}={describe(arg)} is not a coop.ThreadData of integers{purpose}; create it "
+            "with e.g. coop.ThreadData(n, dtype=np.int32)"
         )
     dtype = require_known_dtype(call, label, arg)
     if not is_integer(dtype):
@@ -381,4 +399,27 @@ def require_same_items(call: str, label: str, arg: PayloadArg, ref_label: str, r
 def forbid(call: str, label: str, arg, why: str):
     """``label`` must not be given here; ``why`` says when it applies."""
     if is_given(arg):
-        raise ConflictingArgumentsError(f"{call}: {label}= {why}")
+        raise ConflictingArgumentsError(f"{call}: {label}={describe(arg)} {why}")
+
+
+def require_launch_block(call: str, block) -> tuple:
+    """The launch block shape must be one CUDA can launch; checked before any code is generated."""
+    shape = tuple(block)
+    for axis, extent, limit in zip("xyz", shape, MAX_BLOCK_EXTENTS):
+        if extent < 1:
+            raise UnsupportedBlockShapeError(
+                f"{call}: block={shape} has {axis}={extent}; every extent of a thread block must be at "
+                "least 1, so launch with e.g. block=(128, 1, 1)"
+            )
+        if extent > limit:
+            raise UnsupportedBlockShapeError(
+                f"{call}: block={shape} has {axis}={extent}, above CUDA's limit of {limit} on {axis}; "
+                f"launch with {axis} <= {limit} (and at most {MAX_BLOCK_THREADS} threads in all)"
+            )
+    threads = shape[0] * shape[1] * shape[2]
+    if threads > MAX_BLOCK_THREADS:
+        raise UnsupportedBlockShapeError(
+            f"{call}: block={shape} has {threads} threads, above CUDA's limit of {MAX_BLOCK_THREADS} per "
+            f"block; launch with at most {MAX_BLOCK_THREADS} threads per block and more blocks"
+        )
+    return shape

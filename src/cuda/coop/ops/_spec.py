@@ -61,6 +61,7 @@ class ArrayArg:
     ndim: int
     contiguous: bool
     type_name: str = ""
+    writable: bool = True  # False: a read-only array (cuda.const.array_like, a readonly argument)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,8 @@ def describe(arg) -> str:
             return arg.label
         case ArrayArg():
             dt = arg.dtype.name if arg.dtype is not None else arg.type_name
-            return f"array({dt}, {arg.ndim}d{'' if arg.contiguous else ', non-contiguous'})"
+            flags = ("" if arg.contiguous else ", non-contiguous") + ("" if arg.writable else ", read-only")
+            return f"array({dt}, {arg.ndim}d{flags})"
         case PayloadArg():
             dt = arg.dtype.name if arg.dtype is not None else "?"
             return f"ThreadData({arg.items}, {dt})"
@@ -277,6 +279,10 @@ class Callback:
     function: DeviceFunctionArg
     restype: np.dtype
     argtypes: tuple
+    # True: the function computes a value of ``restype`` (a reduction/scan/difference
+    # operator); a result of another kind (a float for integer values, float64 for
+    # float32) is refused rather than silently converted.
+    value_result: bool = False
 
 
 @dataclass(frozen=True)

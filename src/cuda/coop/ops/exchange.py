@@ -153,7 +153,7 @@ def _integer_companion(call, m, label, arg, items, used, operands, *, c_name, pu
         v.forbid(call, label, arg, unused)
         return None
     if not v.is_given(arg):
-        raise MissingArgumentError(f"{call}: mode={m.name!r} needs {label}=, {needs}")
+        raise MissingArgumentError(f"{call}: mode={m.name!r} needs {label}=; pass {needs}")
     payload = v.require_integer_payload(call, label, arg, purpose=purpose)
     v.require_same_items(call, label, payload, "value", items)
     operands.append(AbiOperand(label, "payload", payload.dtype, c_name))
@@ -175,7 +175,7 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
         )
     if sliced and not m.time_slicing:
         v.forbid(call, "warp_time_slicing", warp_time_slicing,
-                 f"True cannot be combined with mode={m.name!r} (CUB's guarded and flagged scatters "
+                 f"cannot be combined with mode={m.name!r} (CUB's guarded and flagged scatters "
                  "need the whole tile in scratch); use mode='scatter_to_striped' or drop "
                  "warp_time_slicing")
     operands = [AbiOperand("value", "payload", dtype, "items")]

@@ -212,8 +212,8 @@ def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, 
     if v.is_given(accumulate):
         if not isinstance(accumulate, PayloadArg):
             raise InvalidArgumentTypeError(
-                f"{call}: accumulate={describe(accumulate)} must be the coop.ThreadData of running "
-                "counters (e.g. the result of an earlier coop.histogram() call)"
+                f"{call}: accumulate={describe(accumulate)} is not a coop.ThreadData of counters; pass "
+                "the running counters, e.g. the result of an earlier coop.histogram() call"
             )
         acc = accumulate
         acc_dtype = v.require_known_dtype(call, "accumulate", acc)

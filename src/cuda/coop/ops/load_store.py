@@ -222,7 +222,7 @@ def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=O
     call = "coop.store()"
     g = v.require_group(call, group)
     algo = v.choose_algorithm(call, algorithm, g, STORE_ALGORITHMS, "direct")
-    dst = v.require_array(call, "destination", destination)
+    dst = v.require_array(call, "destination", destination, written=True)
     val = v.require_payload(call, "value", value, allow_scalar=True)
     if isinstance(val, PayloadArg):
         dtype = v.resolve_payload_dtype(call, "value", val, "destination", dst)

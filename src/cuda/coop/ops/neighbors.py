@@ -163,11 +163,16 @@ def _valid_items(call, arg):
                             if vi is not None else [])
 
 
-def _operator(call, label, arg, aliases, default, dtype, restype):
-    """(the built-in operator's name or "callback", the callbacks to compile)."""
+def _operator(call, label, arg, aliases, default, dtype, restype, *, value_result=False):
+    """(the built-in operator's name or "callback", the callbacks to compile).
+
+    ``value_result``: the function computes a value of the items' dtype (difference_op);
+    a predicate (flag_op) returns a truth value that is converted to ``restype``.
+    """
     op = v.choose_operator(call, label, arg, aliases, default=default)
     if isinstance(op, DeviceFunctionArg):
-        return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype)),)
+        return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype),
+                                     value_result=value_result),)
     return op, ()
 
 
@@ -188,7 +193,8 @@ def plan_adjacent_difference(block, values, /, *, direction=OMITTED, valid_items
                  "use tile_successor_item= with direction='right'")
         has_nb, nb = _neighbour(call, "tile_successor_item", tile_successor_item, dtype)
     has_vi, vi = _valid_items(call, valid_items)
-    op, callbacks = _operator(call, "difference_op", difference_op, DIFFERENCE_OPS, "-", dtype, dtype)
+    op, callbacks = _operator(call, "difference_op", difference_op, DIFFERENCE_OPS, "-", dtype, dtype,
+                              value_result=True)
     ts = v.optional_temp_storage(call, temp_storage, g)
     operands = (AbiOperand("values", "payload", dtype, "items"), *vi, *nb,
                 AbiOperand("result", "out", dtype, "out"))

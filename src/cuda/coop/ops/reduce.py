@@ -19,6 +19,7 @@ import numpy as np
 
 from .._dtypes import cxx_type, is_integer
 from .._errors import (
+    ConflictingArgumentsError,
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
     UnsupportedAlgorithmForGroupError,
@@ -273,7 +274,7 @@ def choose_binary_op(call: str, label: str, arg, dtype, *, default=None):
 def binary_callbacks(op, dtype, role: str = "binary_op") -> tuple:
     if not isinstance(op, DeviceFunctionArg):
         return ()
-    return (Callback(role=role, function=op, restype=dtype, argtypes=(dtype, dtype)),)
+    return (Callback(role=role, function=op, restype=dtype, argtypes=(dtype, dtype), value_result=True),)
 
 
 def static_valid_items(call: str, arg, tile: int | None):
@@ -310,7 +311,9 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     elif g.kind in ("warps", "thread"):
         for label, arg in (("algorithm", algorithm), ("valid_items", valid_items)):
             if v.is_given(arg):
-                raise UnsupportedAlgorithmForGroupError(
+                # An algorithm is a group-kind choice; valid_items conflicts with the group.
+                error = UnsupportedAlgorithmForGroupError if label == "algorithm" else ConflictingArgumentsError
+                raise error(
                     f"{call}: {label}={describe(arg)} is not taken by group={g.label} (a group of warps "
                     "or one thread reduces every item of every member); remove it, or reduce over "
                     "coop.this_block() / coop.this_warp()"

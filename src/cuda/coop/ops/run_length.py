@@ -259,7 +259,7 @@ def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, 
     call = "coop.run_length_decode_into()"
     g = v.require_group(call, block, kinds=("block",))
     vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
-    dst = v.require_array(call, "destination", destination)
+    dst = v.require_array(call, "destination", destination, written=True)
     if dst.dtype != vdt:
         raise DtypeMismatchError(
             f"{call}: destination has dtype {dst.dtype.name} but run_values has dtype {vdt.name}; "

@@ -279,8 +279,8 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
         if v.is_given(prefix_state):
             if not isinstance(prefix_state, PayloadArg):
                 raise InvalidArgumentTypeError(
-                    f"{call}: prefix_state={describe(prefix_state)} must be a coop.ThreadData (the "
-                    "per-thread state the callback updates through a pointer)"
+                    f"{call}: prefix_state={describe(prefix_state)} is not a coop.ThreadData; pass the "
+                    "ThreadData holding the per-thread state the callback updates through a pointer"
                 )
             state_dtype = v.require_known_dtype(call, "prefix_state", prefix_state)
             operands.append(AbiOperand(state_source, "payload", state_dtype, "prefix_state"))
@@ -298,7 +298,7 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
     if mode == "exclusive" and op != "sum" and not has_init and not has_prefix:
         raise MissingArgumentError(
             f"{call}: an exclusive scan with scan_op={describe(scan_op)} needs initial_value= (the "
-            "value of item 0; only sums default to 0), e.g. the operator's identity"
+            "value of item 0; only sums default to 0); pass it, e.g. the operator's identity"
         )
     if has_init:
         v.optional_scalar_of_dtype(call, "initial_value", initial_value, dtype)

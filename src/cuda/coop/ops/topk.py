@@ -173,7 +173,7 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     if values is not None:
         vp, vdt = value_dtype(call, kp, values)
     if not v.is_given(k):
-        raise MissingArgumentError(f"{call}: k= is required: how many keys to select (an int)")
+        raise MissingArgumentError(f"{call}: k= is required (how many keys to select); pass an int, e.g. k=8")
     kk = v.optional_int_operand(call, "k", k)
     k_static = None
     if kk.is_literal:

@@ -127,6 +127,27 @@ def current_user_location():
     return loc
 
 
+def typing_location():
+    """``(loc, function qualname)`` of the call numba is typing now, or ``(None, None)``.
+
+    Method templates (``group.group_by(...)``, ``group.rank_as(...)``) are typed
+    without a call-site id; the constraint being propagated knows the call's
+    line.  Its frame is found on the stack: numba keeps it in
+    ``ConstraintNetwork.propagate``'s locals (``constraint``, ``typeinfer``).
+    Used for error messages only.
+    """
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
+            loc = getattr(frame.f_locals["constraint"], "loc", None)
+            func_id = getattr(frame.f_locals.get("typeinfer"), "func_id", None)
+            return loc, getattr(func_id, "func_qualname", None)
+        frame = frame.f_back
+    return None, None
+
+
 def lowering_location(lower):
     """The source location of the instruction being lowered."""
     return getattr(lower, "loc", None)
@@ -278,6 +299,12 @@ def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=Fals
     ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c", abi_info={"abi_name": symbol},
                                    output="ltoir", cc=tuple(cc), **options)
     return bytes(ltoir)
+
+
+def device_function_restype(pyfunc, argtypes, *, cc):
+    """The return type numba infers for a device function called with ``argtypes``."""
+    _ptx, restype = cuda.compile(pyfunc, tuple(argtypes), device=True, output="ptx", cc=tuple(cc))
+    return restype
 
 
 def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):

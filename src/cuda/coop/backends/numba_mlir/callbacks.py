@@ -25,7 +25,7 @@ import types as pytypes
 
 import numpy as np
 
-from ..._errors import InvalidArgumentTypeError
+from ..._errors import DtypeMismatchError, InvalidArgumentTypeError
 from ...ops import _spec as spec
 from . import _compat as C
 
@@ -35,6 +35,7 @@ _lock = threading.RLock()
 _SYMBOLS: dict = {}  # (id(py_func), signature) -> (py_func, symbol); holds py_func alive
 _OWNERS: dict = {}  # symbol -> py_func
 _LTOIR: dict = {}  # (symbol, cc) -> LTOIR link item (identity keeps link de-duplication exact)
+_RESULT_CHECKED: set = set()  # (symbol, cc) whose value result passed _check_value_result
 
 
 def _py_func(function: spec.DeviceFunctionArg):
@@ -150,11 +151,48 @@ def _compile(call: str, cb: spec.Callback, symbol: str, cc: tuple):
         return item
 
 
+def _same_kind(result: np.dtype, expected: np.dtype) -> bool:
+    """Whether ``result`` is an acceptable result for a value of ``expected``.
+
+    Integers of any width pass: numba widens int32 arithmetic to int64, and
+    narrowing back wraps exactly as the C++ operator would.  Floats must keep
+    their width (float64 for float32 values would round differently), and a
+    bool or a float for integer values is a different quantity.
+    """
+    if expected.kind in "iu":
+        return result.kind in "iu"
+    return result == expected
+
+
+def _check_value_result(call: str, cb: spec.Callback, symbol: str, cc: tuple):
+    if not cb.value_result or (symbol, tuple(cc)) in _RESULT_CHECKED:
+        return
+    argtypes = [_numba_type(t) for t in cb.argtypes]
+    try:
+        restype = C.device_function_restype(_py_func(cb.function), argtypes, cc=cc)
+    except Exception:
+        return  # does not type for these operands: _compile reports it with numba's words
+    try:
+        result = np.dtype(C.as_dtype(restype))
+    except Exception:
+        result = None
+    expected = np.dtype(cb.restype)
+    if result is None or not _same_kind(result, expected):
+        args = ", ".join(np.dtype(t).name for t in cb.argtypes if not isinstance(t, spec.PointerTo))
+        raise DtypeMismatchError(
+            f"{call}: {cb.role}={spec.describe(cb.function)} returns {restype} for ({args}) operands, "
+            f"but its result must be {expected.name} (the values' dtype); make it return "
+            f"{expected.name}, e.g. wrap the result in np.{expected.name}(...)"
+        )
+    _RESULT_CHECKED.add((symbol, tuple(cc)))
+
+
 def resolve_callbacks(plan: spec.CallPlan, cc: tuple):
     """Compile a plan's callbacks: ``({role: symbol}, [link items])``."""
     symbols, items = {}, []
     for cb in plan.callbacks:
         symbol = _symbol(cb)
+        _check_value_result(plan.call, cb, symbol, cc)
         items.append(_compile(plan.call, cb, symbol, cc))
         symbols[cb.role] = symbol
     return symbols, items

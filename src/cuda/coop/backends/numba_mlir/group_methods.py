@@ -30,6 +30,8 @@ thread; a grid or cluster barrier is refused (it needs a cooperative launch).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..._errors import InvalidArgumentTypeError, InvalidArgumentValueError, InvalidGroupError
@@ -56,7 +58,7 @@ def _level(group: GroupType, level, method: str) -> str:
         return None  # numba's second, non-literal attempt: the literal one already decided
     if not isinstance(level, C.types.StringLiteral):
         raise InvalidArgumentTypeError(
-            f"{label}.{method}(): level must be a compile-time string, one of "
+            f"{label}.{method}(): level={level} is not a compile-time string; pass one of "
             + ", ".join(map(repr, _LEVELS[group.kind]))
         )
     value = level.literal_value.strip().lower()
@@ -75,8 +77,8 @@ def _dtype(group, dtype, method):
     d = describe_type(dtype)
     if not isinstance(d, spec.DtypeArg) or d.dtype.kind not in "iu":
         raise InvalidArgumentTypeError(
-            f"{group.descriptor().label}.{method}(): dtype must be an integer type such as np.int32 or "
-            "np.uint64"
+            f"{group.descriptor().label}.{method}(): dtype={spec.describe(d)} is not an integer type; "
+            "pass an integer dtype such as np.int32 or np.uint64"
         )
     return numba_type_of_dtype(d.dtype)
 
@@ -158,8 +160,11 @@ def _value(method, group, level):
 
 def install():
     """Register the methods on GroupType (called once by ``activate``)."""
+    from .typing import located_method
+
     def overload(name):
-        return C.overload_inlined_method(GroupType, name)
+        register = C.overload_inlined_method(GroupType, name)
+        return lambda typer: register(functools.wraps(typer)(located_method(typer)))
 
     @overload("rank")
     def rank(group, level=None):

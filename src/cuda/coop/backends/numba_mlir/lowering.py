@@ -14,6 +14,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from ... import _groups
 from ..._diagnostics import raise_at
 from ..._errors import CoopError, UnknownBlockDimensionError
@@ -21,6 +23,7 @@ from ..._payloads import TempStorage, ThreadData
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import StorageUse, mixed_warp_widths, plan_storage
+from ...core.validate import require_launch_block
 from ...ops import _spec as spec
 from ...ops._registry import all_specs
 from . import _compat as C
@@ -107,6 +110,10 @@ class KernelState:
                 )
             _raise_at_site(exc, first.site)
         block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
+        try:
+            require_launch_block(first.plan.call, block)
+        except CoopError as exc:
+            _raise_at_site(exc, first.site)
         chip = C.target_chip(lower)
         m = re.match(r"sm_(\d+?)(\d)([a-z]?)$", chip)
         cc = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
@@ -195,7 +202,8 @@ class KernelState:
         kernel_id = next(_region_counter)
         try:
             plan = plan_storage(uses, implicit_name=f"cuda_coop_scratch_{kernel_id}",
-                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}")
+                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}",
+                                user_shared_bytes=_user_shared_bytes(lower))
         except CoopError as exc:
             first = next(c for c in self.calls.values() if c.provider.has_storage)
             _raise_at_site(exc, first.site)
@@ -204,6 +212,41 @@ class KernelState:
             # At least 16-byte alignment: vectorized CUB exchanges use 128-bit accesses.
             self.region_types[region.name] = C.workgroup_global(lower, region.name, region.size,
                                                                 max(region.align, 16))
+
+
+def _user_shared_bytes(lower) -> int:
+    """Bytes of the kernel's own static ``cuda.shared.array(...)`` arrays (constant shapes).
+
+    They share the static shared-memory limit with the cooperative scratch;
+    counting them lets the limit be reported with both sizes before ptxas
+    rejects the kernel in its own words.  Dynamic (shape 0) arrays count 0.
+    """
+    typemap = lower.fndesc.typemap
+    total = 0
+    for block in lower.func_ir.blocks.values():
+        for inst in block.body:
+            if not (isinstance(inst, C.ir.Assign) and isinstance(inst.value, C.ir.Expr)
+                    and inst.value.op == "call"):
+                continue
+            fnty = typemap.get(inst.value.func.name)
+            if getattr(fnty, "typing_key", None) is not C.cuda.shared.array:
+                continue
+            arrty = typemap.get(inst.target.name)
+            expr = inst.value
+            shape_var = expr.args[0] if expr.args else dict(expr.kws).get("shape")
+            try:
+                shape = lower.func_ir.infer_constant(shape_var)
+            except Exception:
+                continue
+            count = 1
+            for extent in shape if isinstance(shape, tuple) else (shape,):
+                count *= int(extent)
+            try:
+                itemsize = np.dtype(C.as_dtype(arrty.dtype)).itemsize
+            except Exception:
+                continue
+            total += count * itemsize
+    return total
 
 
 def _describe_kw(ty):

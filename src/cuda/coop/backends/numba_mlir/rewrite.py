@@ -23,15 +23,21 @@ functions before they are inlined.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import threading
 import types
 from dataclasses import dataclass
 
 from ..._diagnostics import raise_at
-from ..._errors import NotADeviceFunctionError
+from ..._errors import (
+    CoopError,
+    InvalidArgumentTypeError,
+    NotADeviceFunctionError,
+    TempStorageError,
+)
 from ..._kernel_api import KernelConstructMeta, KernelFunction
-from ..._payloads import ThreadData
+from ..._payloads import TempStorage, ThreadData
 from ._compat import Rewrite, cuda, ir, register_rewrite
 
 __all__ = ["SITES", "Site", "site_location", "HIDDEN_KEYWORDS"]
@@ -171,6 +177,86 @@ def _reject_plain_functions(func_ir, expr, name, loc, fname):
             ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
+def _reject_host_constructs(func_ir, expr, name, loc, fname):
+    """A ThreadData/TempStorage made outside the kernel (a module global) passed to a call.
+
+    Numba cannot type it ("Untyped global name"); say where to construct it instead.
+    """
+    for label, var in [(None, a) for a in expr.args] + list(expr.kws):
+        d = _definition(func_ir, _root(func_ir, var))
+        value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
+        if not isinstance(value, (TempStorage, ThreadData)):
+            continue
+        kind = type(value).__name__
+        where = f"{label}={d.name}" if label else f"operand {d.name}"
+        exc_type = TempStorageError if kind == "TempStorage" else InvalidArgumentTypeError
+        raise_at(exc_type(
+            f"coop.{name}(): {where} is a coop.{kind} created outside the kernel (a module global or "
+            f"closure value); a {kind} belongs to one kernel launch, so construct it inside the "
+            f"kernel: {d.name.lower()} = coop.{kind}(...)"
+        ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
+# op name -> positional index of the array the call writes
+_WRITTEN_ARRAYS = {"store": 1, "run_length_decode_into": 3}
+
+
+def _reject_constant_destinations(func_ir, expr, name, loc, fname):
+    """A store into constant memory: ``cuda.const.array_like(...)`` or a module-global array.
+
+    numba-cuda-mlir types both as ordinary mutable arrays (the type says nothing),
+    but the data lives in the kernel's constant bank, which is read-only.
+    """
+    index = _WRITTEN_ARRAYS.get(name)
+    if index is None or len(expr.args) <= index:
+        return
+    var = _root(func_ir, expr.args[index])
+    d = _definition(func_ir, var)
+    what = None
+    if isinstance(d, ir.Expr) and d.op == "call" and _resolve_value(func_ir, d.func) is cuda.const.array_like:
+        what = "a cuda.const.array_like(...) array (constant memory)"
+    elif isinstance(d, (ir.Global, ir.FreeVar)) and hasattr(d.value, "__array_interface__"):
+        what = f"the module-global array {d.name} (captured as a constant)"
+    if what is not None:
+        raise_at(InvalidArgumentTypeError(
+            f"coop.{name}(): destination={var.name if not var.name.startswith('$') else d.name} is "
+            f"{what}, which is read-only; store into a writable array, e.g. a kernel argument or a "
+            "cuda.shared.array"
+        ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
+_NO_CONSTANT = object()
+
+
+def _constant(func_ir, var):
+    """The value of ``var`` when it is a literal or a global/closure constant, else _NO_CONSTANT."""
+    d = _definition(func_ir, _root(func_ir, var))
+    if isinstance(d, (ir.Const, ir.Global, ir.FreeVar)):
+        return d.value
+    return _NO_CONSTANT
+
+
+def _check_constant_arguments(func_ir, expr, callee, loc, fname):
+    """Validate the constant arguments of ``TempStorage(...)`` with its host constructor.
+
+    Typing sees ``TempStorage(4096.0)`` as a float64 value; the host check shows
+    the value the user wrote (``size_in_bytes=4096.0``) and the fix.
+    """
+    try:
+        bound = inspect.signature(callee.__init__).bind(None, *expr.args, **dict(expr.kws)).arguments
+    except TypeError:
+        return  # typing reports the malformed call
+    constants = {}
+    for label, var in list(bound.items())[1:]:
+        value = _constant(func_ir, var) if isinstance(var, ir.Var) else _NO_CONSTANT
+        if value is not _NO_CONSTANT:
+            constants[label] = value
+    try:
+        callee(**constants)
+    except CoopError as exc:
+        raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
 def _root(func_ir, var, depth=0):
     """The variable ``var`` is a plain copy of (itself when it is no copy)."""
     d = _definition(func_ir, var)
@@ -278,6 +364,10 @@ class TagCoopCallSites(Rewrite):
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
                 if isinstance(callee, KernelFunction):
                     _reject_plain_functions(func_ir, expr, name, inst.loc, fname)
+                    _reject_host_constructs(func_ir, expr, name, inst.loc, fname)
+                    _reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
+                elif callee is TempStorage:
+                    _check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
                 with _lock:
                     site_id = next(_counter)
                     SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg)

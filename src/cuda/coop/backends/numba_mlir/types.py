@@ -111,7 +111,8 @@ def describe_type(ty):
         return spec.PayloadArg(numpy_dtype(ty.dtype), ty.items, ty.payload_alignment)
     if isinstance(ty, types.Array):
         contiguous = ty.layout in ("C", "F") if ty.ndim == 1 else ty.layout == "C"
-        return spec.ArrayArg(numpy_dtype(ty.dtype), ty.ndim, contiguous, str(ty.dtype))
+        return spec.ArrayArg(numpy_dtype(ty.dtype), ty.ndim, contiguous, str(ty.dtype),
+                             writable=bool(getattr(ty, "mutable", True)))
     if isinstance(ty, types.BooleanLiteral):
         return spec.ScalarArg(None, ty.literal_value, "bool")
     if isinstance(ty, types.Boolean):
@@ -133,6 +134,9 @@ def describe_type(ty):
     if isinstance(ty, types.Function) and getattr(ty, "typing_key", None) in (int, float):
         # The builtins as dtypes mean 32-bit, as in coop.ThreadData(n, dtype=int) on the host.
         return spec.DtypeArg(np.dtype("int32" if ty.typing_key is int else "float32"))
+    if isinstance(ty, types.EnumMember):
+        # The member itself is not in the type; name its class (``Algo member``).
+        return spec.UnsupportedArg(f"<{ty.instance_class.__name__} enum member>")
     if isinstance(ty, types.Dispatcher):
         dispatcher = ty.dispatcher
         device = bool(getattr(dispatcher, "targetoptions", {}).get("device", False))

@@ -8,6 +8,7 @@ user's line (they are not NumbaErrors, so numba lets them through unchanged).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 
@@ -22,11 +23,12 @@ from ..._errors import (
     UnknownDtypeError,
 )
 from ..._payloads import (
-    SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, merge_alignas,
+    SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, check_payload_bytes,
+    merge_alignas,
 )
 from ...ops import _spec as spec
 from ...ops._registry import all_specs
-from ._compat import AbstractTemplate, AttributeTemplate, ForceLiteralArg, signature, types
+from ._compat import AbstractTemplate, AttributeTemplate, ForceLiteralArg, signature, typing_location, types
 from .rewrite import HIDDEN_KEYWORDS, SITES
 from .types import GroupType, TempStorageType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
 
@@ -46,6 +48,20 @@ def _raise_located(exc: CoopError, site_id):
         raise exc
     loc = site.loc
     raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), site.function)
+
+
+def located_method(fn):
+    """Run a method typer (no call-site id); re-raise cuda-coop errors at the call's line."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except CoopError as exc:
+            loc, function = typing_location()
+            raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), function)
+
+    return wrapper
 
 
 class CoopTemplate(AbstractTemplate):
@@ -84,14 +100,13 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
     positional = [p for p in params if p.kind == inspect.Parameter.POSITIONAL_ONLY]
     keywords = {p.name: p for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY}
     if len(arg_descs) > len(positional):
-        extra = len(arg_descs) - len(positional)
+        extra = [spec.describe(d) for d in arg_descs[len(positional):]]
         first_kw = next(iter(keywords), None)
         raise InvalidArgumentTypeError(
             f"{call}: takes {len(positional)} positional operands ("
             + ", ".join(p.name for p in positional)
-            + f") but got {len(arg_descs)}; pass controls by keyword"
-            + (f", e.g. {first_kw}=..." if first_kw else "")
-            + (f" ({extra} extra)" if extra else "")
+            + f") but got {len(arg_descs)}: {', '.join(extra)} after them; controls are keyword-only, "
+            + (f"so pass them by name, e.g. {first_kw}={extra[0]}" if first_kw else "so remove the extra operands")
         )
     for name in kw_descs:
         if name in keywords:
@@ -100,12 +115,16 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
             raise InvalidArgumentTypeError(
                 f"{call}: {name} is a positional operand; pass it by position, not as {name}=..."
             )
+        close = difflib.get_close_matches(name, list(keywords), n=1)
+        hint = f"did you mean {close[0]}=? " if close else ""
         raise InvalidArgumentTypeError(
-            f"{call}: unexpected keyword {name}=; the controls are " + ", ".join(keywords)
+            f"{call}: unexpected keyword {name}=; {hint}use one of the controls " + ", ".join(keywords)
         )
     missing = [p.name for p in positional[len(arg_descs):] if p.default is inspect.Parameter.empty]
     if missing:
-        raise MissingArgumentError(f"{call}: missing operand(s) {', '.join(missing)}")
+        raise MissingArgumentError(
+            f"{call}: missing operand(s) {', '.join(missing)}; pass them by position: "
+            f"{call[:-1]}{', '.join(p.name for p in positional)}, ...)")
     optional = [spec.OMITTED] * (len(positional) - len(arg_descs))  # optional operands left out
     return (*arg_descs, *optional), {k: kw_descs.get(k, spec.OMITTED) for k in keywords}
 
@@ -199,6 +218,7 @@ GROUP_BY_KEY = "cuda.coop.WarpGroup.group_by"
 class GroupByTemplate(CoopTemplate):
     key = GROUP_BY_KEY
 
+    @located_method
     def generic(self, args, kws):
         this = self.this
         if this.kind == "block":
@@ -206,20 +226,23 @@ class GroupByTemplate(CoopTemplate):
         call = "coop.this_warp().group_by()"
         if this.kind != "warp" or this.width != 32:
             raise _groups.InvalidGroupWidthError(
-                f"{call}: group_by() applies to coop.this_warp() or coop.this_block(), not to "
-                f"{this.descriptor().label}"
+                f"{call}: {this.descriptor().label} has no group_by(); call it on coop.this_warp() "
+                "or coop.this_block()"
             )
         exhaustive = kws.get("exhaustive")
         if set(kws) - {"exhaustive"} or len(args) != 1:
             raise InvalidArgumentTypeError(
-                f"{call}: takes the logical warp width and optionally exhaustive=True/False")
+                f"{call}: takes the logical warp width and optionally exhaustive=; call "
+                "group_by(width) or group_by(width, exhaustive=True)")
         if exhaustive is not None and not isinstance(exhaustive, types.BooleanLiteral):
-            raise NonConstantArgumentError(f"{call}: exhaustive must be a compile-time True or False")
+            raise NonConstantArgumentError(
+                f"{call}: exhaustive={spec.describe(describe_type(exhaustive))} is not known at compile "
+                "time; pass exhaustive=True or exhaustive=False (a literal or a module constant)")
         (width,) = args
         if not isinstance(width, types.IntegerLiteral):
             raise NonConstantArgumentError(
-                f"{call}: width must be a compile-time constant (1, 2, 4, 8, 16 or 32); use a literal, "
-                "a module constant or a closure value"
+                f"{call}: width={spec.describe(describe_type(width))} is not known at compile time; pass "
+                "1, 2, 4, 8, 16 or 32 as a literal, a module constant or a closure value"
             )
         w = _groups.check_warp_width(int(width.literal_value))
         return signature(GroupType("warp", w), *args, *kws.values())
@@ -227,10 +250,13 @@ class GroupByTemplate(CoopTemplate):
     def _warps_within_block(self, args, kws):
         call = "coop.this_block().group_by()"
         if kws or len(args) != 1:
-            raise InvalidArgumentTypeError(f"{call}: takes one argument, the number of warps per group")
+            raise InvalidArgumentTypeError(
+                f"{call}: takes one argument, the number of warps per group; call group_by(n)")
         (warps,) = args
         if not isinstance(warps, types.IntegerLiteral):
-            raise NonConstantArgumentError(f"{call}: warps_per_group must be a compile-time constant")
+            raise NonConstantArgumentError(
+                f"{call}: warps_per_group={spec.describe(describe_type(warps))} is not known at compile "
+                "time; pass a literal, a module constant or a closure value")
         n = _groups.check_warps_per_group(int(warps.literal_value))
         return signature(GroupType("warps", n), *args)
 
@@ -252,15 +278,40 @@ def _bind_stub(call, pyfunc, args, kws):
     try:
         return inspect.signature(pyfunc).bind(None, *args, **kws).arguments
     except TypeError as exc:
-        raise InvalidArgumentTypeError(f"{call}: {exc}") from None
+        params = list(inspect.signature(pyfunc).parameters.values())[1:]
+        raise InvalidArgumentTypeError(
+            f"{call}: {exc}; call it as {call[:-2]}({', '.join(map(str, params))})") from None
+
+
+def _literal_value(ty):
+    """The constant a literal type holds (``4096.0``, ``'yes'``), else ``_NO_VALUE``."""
+    if isinstance(ty, types.Literal):
+        return ty.literal_value
+    return _NO_VALUE
+
+
+_NO_VALUE = object()
+
+
+def _wrong_type_constant(call, label, ty, expected):
+    """A constant of the wrong type is a type error that shows it; otherwise a non-constant."""
+    value = _literal_value(ty)
+    if value is not _NO_VALUE:
+        return InvalidArgumentTypeError(f"{call}: {label}={value!r} is not {expected}; pass {expected}")
+    if isinstance(ty, (types.Float, types.UnicodeType, types.Boolean)):
+        return InvalidArgumentTypeError(
+            f"{call}: {label} is a {ty} value, but it must be {expected}; pass {expected}")
+    return NonConstantArgumentError(
+        f"{call}: {label}={ty} is not known at compile time; pass {expected} (a literal, a module "
+        "constant or a closure value)")
 
 
 def _literal_int_or_none(call, label, ty, check):
     if ty is None or isinstance(ty, (types.NoneType, types.Omitted)):
         return None
-    if isinstance(ty, types.IntegerLiteral):
+    if isinstance(ty, types.IntegerLiteral) and not isinstance(ty, types.BooleanLiteral):
         return check(int(ty.literal_value))
-    raise NonConstantArgumentError(f"{call}: {label} must be a compile-time constant integer or None")
+    raise _wrong_type_constant(call, label, ty, "an int or None")
 
 
 def _dtype_of_type(call, label, ty):
@@ -306,7 +357,7 @@ class ThreadDataTemplate(CoopTemplate):
             )
         else:
             raise InvalidArgumentTypeError(
-                f"{call}: items_per_thread={ipt} must be a positive int known at compile time"
+                f"{call}: items_per_thread={ipt} is not an int; pass a positive int known at compile time"
             )
         dtype = _dtype_of_type(call, "dtype", bound.get("dtype"))
         if dtype is None:
@@ -344,6 +395,7 @@ class ThreadDataTemplate(CoopTemplate):
         alignas = _literal_int_or_none(call, "alignas", bound.get("alignas"),
                                        lambda a: check_alignment(a, call=call, label="alignas"))
         alignment = merge_alignas(alignment, alignas)
+        check_payload_bytes(items, dtype, call=call)
         return signature(ThreadDataType(numba_type_of_dtype(dtype), items, alignment), *args, *kws.values())
 
 
@@ -365,16 +417,14 @@ class TempStorageTemplate(CoopTemplate):
         elif isinstance(auto_sync, types.BooleanLiteral):
             auto_sync = bool(auto_sync.literal_value)
         else:
-            raise NonConstantArgumentError(f"{call}: auto_sync must be a compile-time True, False or None")
+            raise _wrong_type_constant(call, "auto_sync", auto_sync, "True, False or None")
         sharing = bound.get("sharing")
         if sharing is None or isinstance(sharing, types.Omitted):
             sharing = "shared"
         elif isinstance(sharing, types.StringLiteral):
             sharing = TempStorage(sharing=sharing.literal_value).sharing
         else:
-            raise NonConstantArgumentError(
-                f"{call}: sharing must be a compile-time string: " + " or ".join(map(repr, SHARING_MODES))
-            )
+            raise _wrong_type_constant(call, "sharing", sharing, " or ".join(map(repr, SHARING_MODES)))
         return signature(TempStorageType(site, size, alignment, auto_sync, sharing), *args, *kws.values())
 
 

@@ -1,0 +1,292 @@
+"""The misuse catalogue (issue #17 item 4): one broken kernel per case.
+
+Each case must fail at compile time with a named cuda-coop error, at the user's
+kernel line (one frame there, none on the next line), with a message that names
+the argument and the value given and ends with what to do.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import cuda.coop as coop
+
+from ..kernelgen import kernel_module, points_at_user_line
+
+pytestmark = pytest.mark.compile
+
+pytest.importorskip("numba_cuda_mlir")
+
+LOAD_STORE = """
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+"""
+
+
+def _types():
+    from numba_cuda_mlir.numba_cuda import types
+
+    return types
+
+
+def _int32_args(n=4):
+    types = _types()
+    return (types.int32[::1], types.int32[::1], n)
+
+
+def compile_error(body, *, argtypes=None, block=128, params="src, dst, n", prelude=""):
+    """Compile ``body`` as a kernel; return (the cuda-coop error it raises, the module)."""
+    from cuda.coop.numba_mlir import compile_cubin
+
+    module = kernel_module(body, params=params, prelude=prelude)
+    with pytest.raises(coop.CoopError) as info:
+        compile_cubin(module.kernel, argtypes or _int32_args(), cc=(9, 0), block=block)
+    return info.value, module
+
+
+def check(exc, module, cls, *, names, fix, line):
+    """``exc`` is a ``cls``; its message holds every string of ``names`` (argument, value),
+    its last clause (before the location) holds ``fix``; it points at the ``line`` snippet."""
+    assert isinstance(exc, cls), (type(exc), str(exc))
+    message = str(exc).split('\n  File "', 1)[0]
+    for name in names:
+        assert name in message, (name, message)
+    assert fix in message.rsplit(";", 1)[-1], (fix, message)
+    points_at_user_line(exc, module, line)
+
+
+# -- 1. impossible block shapes ------------------------------------------------------------
+
+@pytest.mark.parametrize("block, names", [
+    ((32, 64, 1), ["block=(32, 64, 1)", "2048 threads"]),
+    ((0, 1, 1), ["block=(0, 1, 1)", "x=0"]),
+    ((1, 2000, 1), ["block=(1, 2000, 1)", "y=2000"]),
+    ((2, 2, 128), ["block=(2, 2, 128)", "z=128"]),
+], ids=["over_1024_threads", "zero_extent", "y_over_1024", "z_over_64"])
+def test_impossible_block_shape(block, names):
+    exc, module = compile_error(LOAD_STORE, block=block)
+    check(exc, module, coop.UnsupportedBlockShapeError, names=names, fix="launch with",
+          line="coop.load(")
+
+
+# -- 2. absurd items_per_thread --------------------------------------------------------------
+
+def test_items_per_thread_beyond_the_register_file():
+    exc, module = compile_error("""
+        items = coop.ThreadData(1 << 20)
+        coop.load(coop.this_block(), src, items)
+    """)
+    check(exc, module, coop.InvalidArgumentValueError,
+          names=["items_per_thread=1048576", "4194304 bytes", "1024-byte limit"],
+          fix="use at most 256 items per thread", line="coop.ThreadData(1 << 20)")
+
+
+def test_items_per_thread_beyond_the_register_file_from_a_kernel_argument():
+    # The kernel is specialized on n; the limit applies to the specialized value.
+    exc, module = compile_error("""
+        items = coop.ThreadData(n, dtype=np.float64)
+        coop.load(coop.this_block(), src, items)
+    """, argtypes=(_types().float64[::1], _types().float64[::1], 1 << 20))
+    check(exc, module, coop.InvalidArgumentValueError, names=["items_per_thread=1048576", "float64"],
+          fix="use at most 128 items per thread", line="coop.ThreadData(n,")
+
+
+# -- 3. stores into read-only memory ---------------------------------------------------------
+
+def test_store_into_a_readonly_array():
+    types = _types()
+    readonly = types.Array(types.int32, 1, "C", readonly=True)
+    exc, module = compile_error(LOAD_STORE, argtypes=(types.int32[::1], readonly, 4))
+    check(exc, module, coop.InvalidArgumentTypeError, names=["destination=", "read-only"],
+          fix="pass a writable array", line="coop.store(")
+
+
+def test_store_into_constant_memory():
+    exc, module = compile_error("""
+        table = cuda.const.array_like(TABLE)
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), table, items)
+    """, prelude="TABLE = np.arange(512, dtype=np.int32)\n")
+    check(exc, module, coop.InvalidArgumentTypeError, names=["destination=table", "cuda.const"],
+          fix="store into a writable array", line="coop.store(coop.this_block(), table")
+
+
+# -- 4. an operator whose result is not the values' dtype ------------------------------------
+
+FLOAT_ADD = """
+@cuda.jit(device=True)
+def float_add(a, b):
+    return float(a) + float(b)
+"""
+
+
+@pytest.mark.parametrize("label, call", [
+    ("binary_op", "dst[0] = coop.reduce(coop.this_block(), items, binary_op=float_add)"),
+    ("scan_op", "coop.store(coop.this_block(), dst, coop.inclusive_scan(coop.this_block(), items, "
+                "scan_op=float_add))"),
+    ("difference_op", "coop.store(coop.this_block(), dst, coop.adjacent_difference(coop.this_block(), items, "
+                      "difference_op=float_add))"),
+], ids=["reduce_binary_op", "scan_scan_op", "adjacent_difference_op"])
+def test_operator_result_dtype_differs_from_the_values(label, call):
+    exc, module = compile_error(f"""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        {call}
+    """, prelude=FLOAT_ADD)
+    check(exc, module, coop.DtypeMismatchError,
+          names=[f"{label}=device function float_add", "returns float64", "int32"],
+          fix="make it return int32", line=f"{label}=float_add")
+
+
+# -- 5. user shared memory plus cooperative scratch ------------------------------------------
+
+def test_user_shared_arrays_plus_scratch_over_the_limit():
+    # 48000 bytes of the user's own plus 2048 bytes of transpose scratch > 48 KiB.
+    exc, module = compile_error("""
+        buf = cuda.shared.array(12000, dtype=np.int32)
+        t = cuda.threadIdx.x
+        buf[t * 97] = src[t]
+        cuda.syncthreads()
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="transpose")
+        coop.store(coop.this_block(), dst, items)
+        dst[t] += buf[(t * 89) % 12000]
+    """)
+    check(exc, module, coop.SharedMemoryLimitError,
+          names=["cuda.shared.array arrays (48000 bytes)", "scratch (2048 bytes", "49152-byte"],
+          fix="make the shared arrays smaller", line='algorithm="transpose"')
+
+
+# -- 6. TempStorage made outside the kernel, constants of the wrong type ---------------------
+
+def test_module_global_temp_storage():
+    exc, module = compile_error("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=SCRATCH)
+    """, prelude="SCRATCH = coop.TempStorage()\n")
+    check(exc, module, coop.TempStorageError, names=["temp_storage=SCRATCH", "outside the kernel"],
+          fix="construct it inside the kernel", line="temp_storage=SCRATCH")
+
+
+@pytest.mark.parametrize("args, names, fix", [
+    ("4096.0", ["size_in_bytes=4096.0"], "size_in_bytes=4096"),
+    ("auto_sync='yes'", ["auto_sync='yes'"], "pass auto_sync=True or auto_sync=False"),
+], ids=["float_size", "string_auto_sync"])
+def test_temp_storage_constant_of_the_wrong_type(args, names, fix):
+    exc, module = compile_error(f"""
+        scratch = coop.TempStorage({args})
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=scratch)
+    """)
+    check(exc, module, coop.InvalidArgumentTypeError, names=names, fix=fix,
+          line=f"coop.TempStorage({args})")
+
+
+# -- 7. controls: positional, wrong selector types, not-applicable flags ---------------------
+
+def test_algorithm_passed_positionally():
+    exc, module = compile_error("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, "transpose")
+    """)
+    check(exc, module, coop.InvalidArgumentTypeError, names=["'transpose'", "keyword-only"],
+          fix="e.g. algorithm='transpose'", line='items, "transpose")')
+
+
+@pytest.mark.parametrize("selector, shown", [
+    ("3", "algorithm=3"),
+    ("Algo.TRANSPOSE", "algorithm=<Algo enum member>"),
+], ids=["int", "enum_member"])
+def test_selector_of_the_wrong_type(selector, shown):
+    exc, module = compile_error(f"""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm={selector})
+    """, prelude="import enum\nclass Algo(enum.Enum):\n    TRANSPOSE = 'transpose'\n")
+    check(exc, module, coop.InvalidAlgorithmError, names=[shown, "must be a string"],
+          fix="choose 'direct'", line=f"algorithm={selector}")
+
+
+def test_valid_flags_on_an_unflagged_exchange():
+    exc, module = compile_error("""
+        items = coop.ThreadData(4)
+        flags = coop.ThreadData(4, dtype=np.int32)
+        coop.load(coop.this_block(), src, items)
+        coop.load(coop.this_block(), src, flags)
+        out = coop.exchange(coop.this_block(), items, mode="blocked_to_striped", valid_flags=flags)
+        coop.store(coop.this_block(), dst, out)
+    """)
+    check(exc, module, coop.ConflictingArgumentsError,
+          names=["valid_flags=ThreadData(4, int32)", "mode='scatter_to_striped_flagged'"],
+          fix="remove it or choose that mode", line="valid_flags=flags")
+
+
+def test_difference_op_minus_is_the_default_subtraction():
+    from cuda.coop.numba_mlir import compile_cubin
+
+    module = kernel_module("""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        out = coop.adjacent_difference(coop.this_block(), items, difference_op="-")
+        coop.store(coop.this_block(), dst, out)
+    """)
+    assert compile_cubin(module.kernel, _int32_args(), cc=(9, 0), block=128).cubin
+
+
+# -- 8. group_by errors carry the kernel line, once ------------------------------------------
+
+@pytest.mark.parametrize("group, names, fix", [
+    ("coop.this_block().group_by(0)", ["warps_per_group=0"], "pass an int from 1 to 32"),
+    ("coop.this_warp().group_by(3)", ["width=3"], "use one of 1, 2, 4, 8, 16, 32"),
+], ids=["block_warps", "warp_width"])
+def test_group_by_error_points_at_the_kernel_line(group, names, fix):
+    exc, module = compile_error(f"""
+        group = {group}
+        dst[0] = 1
+    """)
+    check(exc, module, coop.InvalidGroupWidthError, names=names, fix=fix, line=group)
+
+
+# -- 9. backlog ------------------------------------------------------------------------------
+
+def test_alignas_conflicts_with_alignment():
+    exc, module = compile_error("""
+        items = coop.ThreadData(4, alignment=16, alignas=32)
+        coop.load(coop.this_block(), src, items)
+    """)
+    check(exc, module, coop.ConflictingArgumentsError, names=["alignment=16", "alignas=32"],
+          fix="pass only one of them", line="alignas=32")
+
+
+def test_group_by_exhaustive_not_constant():
+    types = _types()
+    exc, module = compile_error("""
+        group = coop.this_warp().group_by(8, exhaustive=n > 2)
+        dst[0] = 1
+    """, argtypes=(types.int32[::1], types.int32[::1], types.int64))
+    check(exc, module, coop.NonConstantArgumentError, names=["exhaustive=bool", "compile time"],
+          fix="pass exhaustive=True or exhaustive=False", line="exhaustive=n > 2")
+
+
+def test_rank_as_with_a_float_dtype():
+    exc, module = compile_error("""
+        dst[0] = coop.this_block().rank_as(np.float32)
+    """)
+    check(exc, module, coop.InvalidArgumentTypeError, names=["rank_as()", "dtype=float32"],
+          fix="pass an integer dtype", line="rank_as(np.float32)")
+
+
+@pytest.mark.parametrize("group", ["coop.this_thread()", "coop.this_block().group_by(2)"],
+                         ids=["thread", "warps"])
+@pytest.mark.parametrize("control, cls", [
+    ("valid_items=3", coop.ConflictingArgumentsError),
+    ("algorithm='raking'", coop.UnsupportedAlgorithmForGroupError),
+], ids=["valid_items", "algorithm"])
+def test_reduce_control_that_the_group_does_not_take(group, control, cls):
+    exc, module = compile_error(f"""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        dst[0] = coop.sum({group}, items, {control})
+    """)
+    check(exc, module, cls, names=[control, f"group={group}"], fix="remove it", line=control)
