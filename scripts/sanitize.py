@@ -130,7 +130,9 @@ def main(argv=None) -> int:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
         (log_dir / f"sanitize-{tool}.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
         errors, checks = _errors_per_family(proc.stdout)
-        summary = re.findall(r"ERROR SUMMARY: (\d+) error", proc.stdout)
+        # racecheck ends with "RACECHECK SUMMARY: N hazards displayed (...)", the others with "ERROR SUMMARY".
+        summary = re.findall(r"(?:ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: (\d+) hazard)", proc.stdout)
+        summary = ["".join(pair) for pair in summary]
         results[tool] = (errors, checks, summary[-1] if summary else "?", time.time() - t0)
         bad |= any(errors.values()) or (summary and summary[-1] != "0") or proc.returncode != 0
         print(f"{tool}: ERROR SUMMARY {results[tool][2]}, rc={proc.returncode}, {results[tool][3]:.0f} s", flush=True)

@@ -72,24 +72,24 @@ def test_impossible_block_shape(block, names):
 
 # -- 2. absurd items_per_thread --------------------------------------------------------------
 
-def test_items_per_thread_beyond_the_register_file():
+def test_items_per_thread_beyond_the_payload_limit():
     exc, module = compile_error("""
         items = coop.ThreadData(1 << 20)
         coop.load(coop.this_block(), src, items)
     """)
     check(exc, module, coop.InvalidArgumentValueError,
-          names=["items_per_thread=1048576", "4194304 bytes", "1024-byte limit"],
-          fix="use at most 256 items per thread", line="coop.ThreadData(1 << 20)")
+          names=["items_per_thread=1048576", "4194304 bytes", "4096-byte limit"],
+          fix="use at most 1024 items per thread", line="coop.ThreadData(1 << 20)")
 
 
-def test_items_per_thread_beyond_the_register_file_from_a_kernel_argument():
+def test_items_per_thread_beyond_the_payload_limit_from_a_kernel_argument():
     # The kernel is specialized on n; the limit applies to the specialized value.
     exc, module = compile_error("""
         items = coop.ThreadData(n, dtype=np.float64)
         coop.load(coop.this_block(), src, items)
     """, argtypes=(_types().float64[::1], _types().float64[::1], 1 << 20))
     check(exc, module, coop.InvalidArgumentValueError, names=["items_per_thread=1048576", "float64"],
-          fix="use at most 128 items per thread", line="coop.ThreadData(n,")
+          fix="use at most 512 items per thread", line="coop.ThreadData(n,")
 
 
 # -- 3. stores into read-only memory ---------------------------------------------------------

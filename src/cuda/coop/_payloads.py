@@ -17,12 +17,13 @@ __all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "c
 
 SHARING_MODES = ("shared", "exclusive")
 
-# A thread has at most 255 32-bit registers (1020 bytes).  A larger payload cannot
-# stay in registers (it spills to local memory), and CUB unrolls every per-item
-# loop, so code size and compile time grow with the item count (measured: 2048
-# int32 items compile in ~10 s, 32768 in ~60 s, 1 << 20 would take many minutes).
-# Payloads above the register file are refused up front.
-MAX_PAYLOAD_BYTES = 1024
+# A thread has at most 255 32-bit registers (1020 bytes).  A larger payload spills
+# to local memory, which still works, but CUB unrolls every per-item loop, so code
+# size and compile time grow with the item count (measured: 2048 int32 items
+# compile in ~10 s, 32768 in ~60 s, 1 << 20 would take many minutes).  The limit
+# is four register files: room for legitimate spilling payloads (512 float64),
+# refused up front well before compiles take tens of seconds.
+MAX_PAYLOAD_BYTES = 4096
 
 
 def check_items_per_thread(value, *, call: str = "coop.ThreadData()") -> int:
@@ -44,8 +45,8 @@ def check_payload_bytes(items: int, dtype, *, call: str = "coop.ThreadData()") -
         fit = MAX_PAYLOAD_BYTES // dtype.itemsize
         raise InvalidArgumentValueError(
             f"{call}: items_per_thread={items} of {dtype.name} is {size} bytes per thread, above the "
-            f"{MAX_PAYLOAD_BYTES}-byte limit (a thread has 255 4-byte registers; CUB unrolls every item, "
-            f"so larger payloads spill and compile slowly); use at most {fit} items per thread "
+            f"{MAX_PAYLOAD_BYTES}-byte limit (four times a thread's 255 4-byte registers; CUB unrolls "
+            f"every item, so larger payloads spill and take minutes to compile); use at most {fit} items per thread "
             "and loop over tiles"
         )
     return items
@@ -90,8 +91,8 @@ class ThreadData(metaclass=KernelConstructMeta):
         Minimum alignment in bytes of the payload storage (a power of two);
         ``alignas=`` is accepted as another spelling.
 
-    A payload holds at most :data:`MAX_PAYLOAD_BYTES` (1024) bytes per thread, about a
-    thread's 255 registers; larger ones are refused when the kernel is compiled.
+    A payload holds at most :data:`MAX_PAYLOAD_BYTES` (4096) bytes per thread, four
+    times a thread's 255 registers; larger ones are refused when the kernel is compiled.
 
     Slots start uninitialized.  Inside a kernel the payload indexes like an array
     (``items[i]``) and ``items.items_per_thread`` is a compile-time constant.
