@@ -350,7 +350,10 @@ def install_no_device_hook(is_cooperative, make_error):
     exc)`` without the driver's chain.  The normal path costs one Python frame per launch.
     """
     from numba_cuda_mlir import descriptor
-    from numba_cuda_mlir.numba_cuda.cudadrv.error import CudaDriverError, CudaSupportError
+    from numba_cuda_mlir.numba_cuda.cudadrv.error import (
+        CudaDriverError,
+        CudaSupportError,
+    )
 
     marshaller = descriptor._ArgMarshaller
     original = marshaller.__call__

@@ -13,7 +13,7 @@ import types as _pytypes
 
 from ..._errors import NoDeviceError
 
-__all__ = ["uses_coop", "no_device_error", "install"]
+__all__ = ["install", "no_device_error", "uses_coop"]
 
 
 def _is_coop_object(value, names) -> bool:
