@@ -5,6 +5,8 @@ the operations directly (``coop.load(coop.this_block(), src, items)``); see
 ``coop.register`` for how the compiler backend is activated.
 """
 
+import logging as _logging
+
 from ._version import __version__
 from ._errors import *  # noqa: F401,F403  (every error class is public)
 from ._errors import __all__ as _errors_all
@@ -38,6 +40,9 @@ __all__ = [
     *_public_operations(),
     *_errors_all,
 ]
+
+# Silent unless the application configures logging (docs/configuration.rst, "Logging").
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 from ._registration import maybe_auto_register as _maybe_auto_register  # noqa: E402
 

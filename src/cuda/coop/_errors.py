@@ -42,6 +42,7 @@ __all__ = [
     "ToolkitMismatchError",
     "ProviderCompileError",
     "SharedMemoryLimitError",
+    "NoDeviceError",
 ]
 
 
@@ -159,3 +160,10 @@ class ProviderCompileError(CoopError, RuntimeError):
 
 class SharedMemoryLimitError(CoopError, ValueError):
     """The kernel's cooperative scratch exceeds the static shared-memory limit."""
+
+
+class NoDeviceError(CoopError, RuntimeError):
+    """A cooperative kernel was launched where no CUDA driver or GPU is usable.
+
+    Compiling needs neither: ``cuda.coop.numba_mlir.compile_cubin`` builds the cubin.
+    """

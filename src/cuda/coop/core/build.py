@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -28,6 +29,8 @@ from .toolchain import toolchain
 __all__ = ["BuildResult", "build_providers", "NVRTC_OPTIONS", "arch_for_cc"]
 
 ISSUES_URL = "https://github.com/cuda-coop/cuda-coop/issues"
+
+_log = logging.getLogger(__name__)  # "cuda.coop.core.build", under the package's "cuda.coop" logger
 
 # bfloat16 support is compiled out: cuda-coop payloads never use it and skipping
 # cuda_bf16.h saves NVRTC time.  float16 must stay: with both compiled out, CCCL
@@ -74,12 +77,21 @@ def build_providers(providers, arch: str) -> BuildResult:
     cache = provider_cache()
     entry, origin = cache.get(key)
     if entry is not None:
+        _log.debug("provider cache hit (%s): %d providers for %s, key %s", origin, len(providers), arch, key[:16])
         return BuildResult(key, entry.ltoir, entry.layouts, source, origin, entry.nvrtc_seconds)
+    _log.debug("provider cache miss: %d providers for %s, key %s", len(providers), arch, key[:16])
     t0 = time.perf_counter()
-    ltoir = _compile_with_pch(providers, source, options, key)
+    ltoir, used_pch = _compile_with_pch(providers, source, options, key)
     nvrtc_seconds = time.perf_counter() - t0
+    _log.info("NVRTC compiled %d providers for %s in %.3f s (%s), key %s", len(providers), arch,
+              nvrtc_seconds, "with PCH" if used_pch else "without PCH", key[:16])
     storage_symbols = [p.layout_symbol for p in providers if p.has_storage]
-    layouts = _read_layouts(ltoir, arch, storage_symbols) if storage_symbols else {}
+    if storage_symbols:
+        t0 = time.perf_counter()
+        layouts = _read_layouts(ltoir, arch, storage_symbols)
+        _log.debug("nvJitLink read %d layouts in %.3f s", len(storage_symbols), time.perf_counter() - t0)
+    else:
+        layouts = {}
     layouts = {sym[: -len("_layout")]: v for sym, v in layouts.items()}
     entry = CacheEntry(key=key, ltoir=ltoir, layouts=layouts, nvrtc_seconds=nvrtc_seconds,
                        meta={"arch": arch, "toolchain": tc.describe()})
@@ -134,17 +146,19 @@ def canonical_prelude_headers() -> tuple:
     return all_headers()
 
 
-def _compile_with_pch(providers, source: str, options, key: str) -> bytes:
+def _compile_with_pch(providers, source: str, options, key: str) -> tuple:
+    """(LTO-IR, whether NVRTC's precompiled headers were used)."""
     try:
         if _pch.wanted():
             pch_source = render_translation_unit(providers, headers=canonical_prelude_headers())
             try:
-                return _nvrtc_compile(pch_source, [*options, *_pch.options()], key)
+                return _nvrtc_compile(pch_source, [*options, *_pch.options()], key), True
             except ProviderCompileError:
                 # A prelude header that this CCCL cannot compile under NVRTC: fall back
                 # to the kernel's own headers for the rest of the process.
                 _pch.failed = True
-        return _nvrtc_compile(source, options, key)
+                _log.info("NVRTC precompiled headers failed; compiling without them for this process")
+        return _nvrtc_compile(source, options, key), False
     finally:
         _pch.compiles += 1
 

@@ -35,6 +35,9 @@ class NumbaMlirBackend:
             C.typing_registry.register_attr(template)
         lowering.install()
         group_methods.install()
+        from . import launch
+
+        launch.install()  # NoDeviceError instead of the driver's traceback for coop kernels
 
         from ..._kernel_api import KernelConstructMeta
 

@@ -333,3 +333,54 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
         cres = mlir_compiler.compile_mlir(pyfunc, types.none, tuple(argtypes), targetoptions=targetoptions)
         optimize(cres)
     return cres
+
+
+# ----------------------------------------------------------------------------------------
+# Launches without a driver
+# ----------------------------------------------------------------------------------------
+def install_no_device_hook(is_cooperative, make_error):
+    """Turn the driver's "no CUDA driver / no device" error of a cooperative launch into ours.
+
+    A configured launch (``kernel[grid, block](...)``) runs ``descriptor._ArgMarshaller``;
+    its ``__call__`` copies host arrays, compiles (asking the driver for the GPU) and
+    launches, and with no driver fails with ``CudaSupportError`` (or a
+    ``CudaDriverError`` for "no device") after a 40-line traceback.  The wrapper re-raises
+    that error unchanged for kernels that do not use cuda.coop
+    (``is_cooperative(dispatcher)``); for cooperative ones it raises ``make_error(dispatcher,
+    exc)`` without the driver's chain.  The normal path costs one Python frame per launch.
+    """
+    from numba_cuda_mlir import descriptor
+    from numba_cuda_mlir.numba_cuda.cudadrv.error import (
+        CudaDriverError,
+        CudaSupportError,
+    )
+
+    marshaller = descriptor._ArgMarshaller
+    original = marshaller.__call__
+    if getattr(original, "_coop_no_device_hook", False):
+        return
+
+    def __call__(self, *args):
+        try:
+            return original(self, *args)
+        except (CudaSupportError, CudaDriverError) as exc:
+            dispatcher = getattr(self, "_dispatcher", None)
+            if not _is_no_device(exc) or not is_cooperative(dispatcher):
+                raise
+            error = make_error(dispatcher, exc)
+        raise error from None  # outside the except block: no "during handling" chain
+
+    __call__._coop_no_device_hook = True
+    __call__.__wrapped__ = original
+    marshaller.__call__ = __call__
+
+
+def _is_no_device(exc) -> bool:
+    """The driver's errors for "no library", "no device" or "driver init failed"."""
+    from numba_cuda_mlir.numba_cuda.cudadrv.error import CudaSupportError
+
+    if isinstance(exc, CudaSupportError):
+        return True
+    text = str(exc)
+    return any(s in text for s in ("CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_NOT_INITIALIZED",
+                                   "CUDA_ERROR_INSUFFICIENT_DRIVER", "no CUDA-capable device"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import functools
@@ -52,6 +53,63 @@ class KernelBinary:
         for m in re.finditer(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", self.ptx):
             total += int(m.group(1))
         return total
+
+    @functools.cached_property
+    def registers(self) -> int | None:
+        """Registers per thread, as ptxas allocated them (read from the cubin; no GPU needed)."""
+        return _cubin_register_count(self.cubin)
+
+    def calls(self) -> int:
+        """``call`` instructions left in the post-LTO PTX: 0 when every CUB wrapper was inlined."""
+        return len(re.findall(r"^\s*(?:@!?%p\d+\s+)?call(?:\.uni)?\b", self.ptx, re.MULTILINE))
+
+    def summary(self) -> str:
+        """One line: kernel, architecture, block, registers, shared memory and calls left."""
+        calls = self.calls()
+        regs = "?" if self.registers is None else self.registers
+        block = "x".join(map(str, self.block)) if self.block else "unknown"
+        return (f"{self.name}: sm_{self.cc[0]}{self.cc[1]}, block {block}, {regs} registers, "
+                f"{self.shared_bytes()} B shared memory, "
+                f"{'no calls left' if calls == 0 else f'{calls} calls left'}, cubin {len(self.cubin)} B")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:  # never the cubin's bytes
+        return f"<KernelBinary {self.name} sm_{self.cc[0]}{self.cc[1]} block={self.block} cubin={len(self.cubin)} B>"
+
+
+_EIATTR_REGCOUNT = 0x2F  # in ".nv.info": (symbol index, registers) per function
+_EIFMT_SVAL = 0x04
+
+
+def _cubin_register_count(cubin: bytes) -> int | None:
+    """The largest register count a cubin's ``.nv.info`` records (its kernel's), or None."""
+    try:
+        if cubin[:4] != b"\x7fELF" or cubin[4] != 2:  # 64-bit ELF only
+            return None
+        (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+        names_at = sections[shstrndx][4]
+        counts = []
+        for name_off, _type, _flags, _addr, offset, size in sections:
+            name = cubin[names_at + name_off:cubin.index(b"\0", names_at + name_off)]
+            if name != b".nv.info":
+                continue
+            data, i = cubin[offset:offset + size], 0
+            while i + 4 <= len(data):
+                fmt, attr = data[i], data[i + 1]
+                if fmt == _EIFMT_SVAL:
+                    (length,) = struct.unpack_from("<H", data, i + 2)
+                    if attr == _EIATTR_REGCOUNT and length >= 8:
+                        counts.append(struct.unpack_from("<I", data, i + 8)[0])
+                    i += 4 + length
+                else:
+                    i += 4
+        return max(counts) if counts else None
+    except (struct.error, ValueError, IndexError):
+        return None
 
 
 def find_nvdisasm() -> str | None:

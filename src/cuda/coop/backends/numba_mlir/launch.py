@@ -1,0 +1,67 @@
+"""Launch-time help for cooperative kernels: one clear error where no GPU can run them.
+
+Launching with no CUDA driver (or no device) fails deep in numba-cuda-mlir's driver
+layer.  For a kernel that uses cuda.coop that failure becomes one
+:class:`~cuda.coop.NoDeviceError` that says what is missing and names
+``compile_cubin``, which builds the same cubin without a GPU.  Kernels that do not use
+cuda.coop keep the driver's own error.
+"""
+
+from __future__ import annotations
+
+import types as _pytypes
+
+from ..._errors import NoDeviceError
+
+__all__ = ["install", "no_device_error", "uses_coop"]
+
+
+def _is_coop_object(value, names) -> bool:
+    if isinstance(value, _pytypes.ModuleType):
+        name = value.__name__
+        if name == "cuda.coop" or name.startswith("cuda.coop."):
+            return True
+        return name == "cuda" and "coop" in names  # ``import cuda.coop`` ... ``cuda.coop.load``
+    module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or ""
+    return module == "cuda.coop" or module.startswith("cuda.coop.")
+
+
+def _code_names(code, out):
+    out.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, _pytypes.CodeType):
+            _code_names(const, out)
+    return out
+
+
+def uses_coop(dispatcher) -> bool:
+    """Whether a kernel's Python function refers to cuda.coop (globals and closure cells)."""
+    pyfunc = getattr(dispatcher, "py_func", None)
+    code = getattr(pyfunc, "__code__", None)
+    if code is None:
+        return False
+    names = _code_names(code, set())
+    scope = getattr(pyfunc, "__globals__", {})
+    values = [scope[n] for n in names if n in scope]
+    for cell in getattr(pyfunc, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return any(_is_coop_object(v, names) for v in values)
+
+
+def no_device_error(dispatcher, exc) -> NoDeviceError:
+    name = getattr(getattr(dispatcher, "py_func", None), "__name__", "kernel")
+    reason = " ".join(str(exc).replace("Error at driver init:", "").replace(":", " ").split()).rstrip(".") or type(exc).__name__
+    return NoDeviceError(
+        f"cannot launch cooperative kernel {name!r}: no usable CUDA driver or GPU ({reason}). "
+        "Compiling needs no GPU: cuda.coop.numba_mlir.compile_cubin(kernel, argtypes, cc=(9, 0), "
+        "block=128) returns the cubin; `python -m cuda.coop` shows what cuda-coop found"
+    )
+
+
+def install() -> None:
+    from . import _compat as C
+
+    C.install_no_device_hook(uses_coop, no_device_error)
