@@ -110,7 +110,11 @@ def check_recipe(rep: Report, root: Path, py: dict) -> None:
         r = Requirement(dep)
         want = f"{canonicalize_name(r.name)} {r.specifier}"
         rep.check(want in run, f"recipe run has pyproject dependency '{dep}'", want)
-    rep.check(f"python {py['project']['requires-python']}" in run, "recipe run python = requires-python")
+    # conda-forge's python_min pattern: run `python >=${{ python_min }}`, python_min from variants.yaml
+    rep.check("python >=${{ python_min }}" in run, "recipe run python is >=${{ python_min }}")
+    python_min = yaml.safe_load((root / "recipe" / "variants.yaml").read_text()).get("python_min")
+    rep.equal("variants.yaml python_min = requires-python", [f">={v}" for v in python_min or []],
+              [py["project"]["requires-python"]])
     for vkey in VARIANT_KEYS:
         rep.check("${{ " + vkey + " }}" in text, f"recipe uses variant key {vkey}")
 
@@ -222,6 +226,7 @@ MUTATIONS = [
     ("pixi bench loses nvcc", "pixi.toml", 'cuda-nvcc = "*"', 'cuda-nvvm = "*"'),
     ("pixi build backend unpinned", "pixi.toml", 'version = ">=0.4.6,<0.5" }', 'version = "*" }'),
     ("variants cccl 2.8.3", "recipe/variants.yaml", '"2.8.2"', '"2.8.3"'),
+    ("variants python_min 3.10", "recipe/variants.yaml", '  - "3.11"', '  - "3.10"'),
     ("recipe version 0.1.1", "recipe/recipe.yaml", 'version: "0.1.0"', 'version: "0.1.1"'),
     ("pin table moves cu13 to CCCL 3.2.0", "ci/pins.toml", 'cccl = "3.0.1"', 'cccl = "3.2.0"'),
 ]
