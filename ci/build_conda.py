@@ -3,11 +3,13 @@
     python ci/build_conda.py --offline --output ci-venvs/conda-out       # CI: no conda channel
     python ci/build_conda.py --channel conda-forge --output output       # pixi task build-conda
 
---offline builds a wheel of this checkout with pip, unpacks it, and has the recipe copy
-it (CUDA_COOP_OFFLINE_SITE); the build then needs no channel at all (the channel passed is
-an empty local folder) and its build strings end in `_offline`: check-only artifacts.
---channel runs the recipe's normal `pip install .` build with host packages from that
-channel, then the recipe's tests.
+--offline builds a wheel of this checkout with pip, unpacks it, and builds from a copy of
+recipe/recipe.yaml rewritten by offline_recipe() below: no host requirements, a script that
+copies the unpacked wheel into site-packages, a build string ending in `_offline`. That
+build needs no channel at all (the channel passed is an empty local folder); its artifacts
+are for checks only. The published recipe itself has no offline switch (conda-forge: no
+selectors in a noarch recipe). --channel builds recipe/recipe.yaml as it is (`pip install .`
+with host packages from that channel), then runs the recipe's tests.
 
 Either way each .conda is read back (info/index.json, info/hash_input.json, the payload)
 and must carry: the pyproject version, noarch python, the run pins of its CUDA major from
@@ -21,7 +23,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -31,6 +32,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import yaml
 import zstandard
 from packaging.requirements import Requirement
 
@@ -82,6 +84,26 @@ def read_member(conda: Path, component: str, name: str) -> bytes | None:
             return None
 
 
+def offline_recipe(recipe: dict, site: Path) -> dict:
+    """recipe/recipe.yaml rewritten for a build without any channel (CI): check-only.
+
+    Host requirements need a channel, so there are none; instead of `pip install .` the
+    script copies ``site`` (an unpacked wheel, dist-info included) into site-packages.
+    Run requirements, run constraints and variants are untouched, so index.json is what
+    the published build would carry; the build string gains `_offline`.
+    """
+    rec = json.loads(json.dumps(recipe))  # deep copy
+    rec["source"] = {"path": str(ROOT)}
+    build = rec["build"]
+    build["string"] = str(build["string"]) + "_offline"
+    build["script"] = {
+        "env": {"OFFLINE_SITE": str(site)},
+        "content": ['mkdir -p "$PREFIX/site-packages"', 'cp -R "$OFFLINE_SITE"/. "$PREFIX/site-packages/"'],
+    }
+    rec["requirements"].pop("host", None)
+    return rec
+
+
 def build(args, workdir: Path) -> list[Path]:
     from rattler_build import Stage0Recipe, ToolConfiguration, VariantConfig
 
@@ -95,17 +117,20 @@ def build(args, workdir: Path) -> list[Path]:
                        check=True)
         wheel = next(wheel_dir.glob("cuda_coop-*.whl"))
         zipfile.ZipFile(wheel).extractall(site)
-        os.environ["CUDA_COOP_OFFLINE_SITE"] = str(site)
+        recipe_path = workdir / "recipe-offline" / "recipe.yaml"
+        recipe_path.parent.mkdir()
+        published = yaml.safe_load((ROOT / "recipe" / "recipe.yaml").read_text())
+        recipe_path.write_text(yaml.safe_dump(offline_recipe(published, site), sort_keys=False))
         empty = workdir / "empty-channel"
         empty.mkdir()
         channels = [empty.as_uri()]
         tool = ToolConfiguration(test_strategy="skip")  # the tests need a channel
         print(f"offline build from {wheel.name}; channel: empty folder {empty}")
     else:
-        os.environ.pop("CUDA_COOP_OFFLINE_SITE", None)
+        recipe_path = ROOT / "recipe" / "recipe.yaml"
         channels = args.channel
         tool = ToolConfiguration()
-    recipe = Stage0Recipe.from_file(str(ROOT / "recipe" / "recipe.yaml"))
+    recipe = Stage0Recipe.from_file(str(recipe_path))
     results = recipe.run_build(
         variant_config=VariantConfig.from_file(str(ROOT / "recipe" / "variants.yaml")),
         tool_config=tool, output_dir=str(out), channels=channels, package_format="conda",
@@ -149,6 +174,8 @@ def verify(rep: Report, artifacts: list[Path], offline: bool) -> None:
         meta = read_member(conda, "pkg", meta_path)
         version_line = next((ln for ln in (meta or b"").decode().splitlines() if ln.startswith("Version:")), None)
         rep.equal(f"{tag} dist-info version", version_line, f"Version: {project['version']}")
+        rep.check(read_member(conda, "info", "info/licenses/LICENSE") is not None, f"{tag} info/licenses/LICENSE",
+                  "about.license_file packaged")
 
 
 def main() -> int:

@@ -110,7 +110,11 @@ def check_recipe(rep: Report, root: Path, py: dict) -> None:
         r = Requirement(dep)
         want = f"{canonicalize_name(r.name)} {r.specifier}"
         rep.check(want in run, f"recipe run has pyproject dependency '{dep}'", want)
-    rep.check(f"python {py['project']['requires-python']}" in run, "recipe run python = requires-python")
+    # conda-forge's python_min pattern: run `python >=${{ python_min }}`, python_min from variants.yaml
+    rep.check("python >=${{ python_min }}" in run, "recipe run python is >=${{ python_min }}")
+    python_min = yaml.safe_load((root / "recipe" / "variants.yaml").read_text()).get("python_min")
+    rep.equal("variants.yaml python_min = requires-python", [f">={v}" for v in python_min or []],
+              [py["project"]["requires-python"]])
     for vkey in VARIANT_KEYS:
         rep.check("${{ " + vkey + " }}" in text, f"recipe uses variant key {vkey}")
 
@@ -142,7 +146,42 @@ def check_pixi(rep: Report, root: Path, pins: dict, py: dict) -> None:
             rep.equal(f"pixi cu{major} task {name}", task_cmd(tasks.get(name, "")), cmd.format(major=major))
     rep.check("build" in envs and "build-conda" in feats.get("build", {}).get("tasks", {}),
               "pixi build environment has task build-conda")
-    rep.check("bench" in test_tasks, "pixi task bench")
+    rep.check(backend.get("version", "*") not in ("*", ""), "pixi build backend version pinned",
+              str(backend.get("version")))
+    rep.check(bool(ws.get("requires-pixi")), "pixi requires-pixi set", str(ws.get("requires-pixi")))
+    test_deps = feats.get("test", {}).get("dependencies", {})
+    rep.check("pytest-xdist" in test_deps, "pixi test feature has pytest-xdist")
+    rep.equal("pixi task test-fast", task_cmd(test_tasks.get("test-fast", "")), "python -m pytest -n auto")
+    bench = feats.get("bench", {})
+    rep.check("cuda-nvcc" in bench.get("dependencies", {}), "pixi bench feature has cuda-nvcc")
+    bench_cmd = task_cmd(bench.get("tasks", {}).get("bench", ""))
+    rep.check(bench_cmd.startswith("python benchmarks/") and (root / bench_cmd.split()[1]).is_file(),
+              "pixi task bench runs a benchmarks/ script that exists", bench_cmd)
+    for major in pins:
+        env = envs.get(f"bench-cu{major}", {})
+        rep.check({f"cu{major}", "bench"} <= set(env.get("features", [])) and env.get("solve-group") == f"cu{major}",
+                  f"pixi environment bench-cu{major} = cu{major} + bench, solve-group cu{major}", str(env))
+    check_docs_env(rep, root, feats, envs)
+
+
+def check_docs_env(rep: Report, root: Path, feats: dict, envs: dict) -> None:
+    """pixi's docs feature pins what docs/requirements.txt pins; its task is ci/docs_check.sh's build."""
+    docs = feats.get("docs", {})
+    rep.check("docs" in envs.get("docs", {}).get("features", []), "pixi environment docs has feature docs")
+    deps = {canonicalize_name(k): v for k, v in docs.get("dependencies", {}).items()}
+    for line in (root / "docs" / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        r = Requirement(line)
+        if canonicalize_name(r.name) in ("playwright", "pytest"):  # browser tests: pip/Debian chromium only
+            continue
+        rep.equal(f"pixi docs {r.name}", deps.get(canonicalize_name(r.name)), str(r.specifier))
+    cmd = task_cmd(docs.get("tasks", {}).get("docs", ""))
+    build = "python -m sphinx -W --keep-going"
+    ci = (root / "ci" / "docs_check.sh").read_text()
+    rep.check(cmd.startswith(build + " -b html docs ") and build in ci,
+              "pixi task docs is ci/docs_check.sh's sphinx build", cmd)
 
 
 def check_task_parity(rep: Report, root: Path) -> None:
@@ -182,12 +221,18 @@ MUTATIONS = [
     ("pixi cu12 takes CUDA 13 headers", "pixi.toml", 'cuda-cccl = "==12.9.27"', 'cuda-cccl = "==13.0.85"'),
     ("pixi test task differs from the CI command", "pixi.toml", 'test = { cmd = "python -m pytest",',
      'test = { cmd = "python -m pytest -x",'),
+    ("pixi docs Sphinx differs from docs/requirements.txt", "pixi.toml", 'sphinx = "==8.2.3"',
+     'sphinx = "==8.2.2"'),
+    ("pixi bench loses nvcc", "pixi.toml", 'cuda-nvcc = "*"', 'cuda-nvvm = "*"'),
+    ("pixi build backend unpinned", "pixi.toml", 'version = ">=0.4.6,<0.5" }', 'version = "*" }'),
     ("variants cccl 2.8.3", "recipe/variants.yaml", '"2.8.2"', '"2.8.3"'),
+    ("variants python_min 3.10", "recipe/variants.yaml", '  - "3.11"', '  - "3.10"'),
     ("recipe version 0.1.1", "recipe/recipe.yaml", 'version: "0.1.0"', 'version: "0.1.1"'),
     ("pin table moves cu13 to CCCL 3.2.0", "ci/pins.toml", 'cccl = "3.0.1"', 'cccl = "3.2.0"'),
 ]
 COPIED = ["pyproject.toml", "pixi.toml", "recipe/variants.yaml", "recipe/recipe.yaml", "ci/pins.toml",
-          "ci/test_matrix.sh", "ci/offline_checks.sh", ".github/workflows/ci.yml"]
+          "ci/test_matrix.sh", "ci/offline_checks.sh", ".github/workflows/ci.yml", "docs/requirements.txt",
+          "ci/docs_check.sh", "benchmarks/run_all.py"]
 
 
 def self_test(rep: Report) -> None:

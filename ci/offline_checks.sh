@@ -7,6 +7,7 @@
 # PASS/FAIL/SKIP lines:
 #   pins     ci/check_pins.py --self-test  pyproject / pixi.toml / recipe vs ci/pins.toml
 #   schemas  ci/check_schemas.py           pyproject, pixi.toml, recipe, workflows
+#   lint     ci/lint_recipe.py --self-test  recipe: v1 schema + conda-forge noarch rules
 #   conda    ci/build_conda.py --offline   both .conda variants built and read back
 #   solve    ci/conda_solve_check.py       STUB local channel: cuda-version picks the build
 #   resolve  ci/check_resolves.py          real pip resolves per extra, uv lock
@@ -32,6 +33,7 @@ rc=0
 step() { echo; echo "--- $1"; shift; "$@" || rc=1; }
 step "pins: ci/pins.toml vs pyproject.toml, pixi.toml, recipe/" "$py" ci/check_pins.py --self-test
 step "schemas" "$py" ci/check_schemas.py
+step "lint: recipe/recipe.yaml, conda-forge rules" "$py" ci/lint_recipe.py --self-test
 step "conda: both variants, offline" "$py" ci/build_conda.py --offline --output ci-venvs/conda-out
 step "solve: local channel (STUB dependencies)" "$py" ci/conda_solve_check.py --packages ci-venvs/conda-out/noarch
 step "resolve: pip extras against PyPI" "$py" ci/check_resolves.py
