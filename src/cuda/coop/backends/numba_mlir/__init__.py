@@ -87,3 +87,14 @@ def activate() -> NumbaMlirBackend:
         if _backend is None:
             _backend = NumbaMlirBackend()
         return _backend
+
+
+# Import the compiler here, after activate() exists: if cuda.coop's import hook is
+# waiting for numba_cuda_mlir, it activates the backend now, while no backend module
+# is half-initialized.  Otherwise a first import of a backend module (e.g. ``compile``)
+# would import numba_cuda_mlir from inside ``_compat`` and the activation would meet
+# ``_compat`` half-built.
+try:
+    import numba_cuda_mlir  # noqa: F401
+except ImportError:  # reported by _compat.check_version() when the backend is used
+    pass
