@@ -154,13 +154,16 @@ def _compile(call: str, cb: spec.Callback, symbol: str, cc: tuple):
 def _same_kind(result: np.dtype, expected: np.dtype) -> bool:
     """Whether ``result`` is an acceptable result for a value of ``expected``.
 
-    Integers of any width pass: numba widens int32 arithmetic to int64, and
-    narrowing back wraps exactly as the C++ operator would.  Floats must keep
-    their width (float64 for float32 values would round differently), and a
-    bool or a float for integer values is a different quantity.
+    Results of the same kind pass at any width, converted to the values' dtype
+    as CUB's accumulator does: numba widens int32 arithmetic to int64 (narrowing
+    back wraps exactly as the C++ operator would), and ``a + b + 1`` on float32
+    is float64 in numba (one rounding back to float32 per step).  A float for
+    integer values (truncation), a bool, or a complex result is another quantity.
     """
     if expected.kind in "iu":
         return result.kind in "iu"
+    if expected.kind == "f":
+        return result.kind == "f"
     return result == expected
 
 
