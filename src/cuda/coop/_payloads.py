@@ -130,7 +130,9 @@ class TempStorage(metaclass=KernelConstructMeta):
         ``True`` (the default) makes every call that used the storage end with a
         barrier (``__syncthreads`` for blocks, ``__syncwarp`` for warps), so the
         next call may reuse it.  ``False`` leaves the barrier to you: call
-        ``cuda.syncthreads()`` before the storage is reused.
+        ``cuda.syncthreads()`` before the storage is reused.  A storage with
+        reservations (:meth:`reserve`) refuses ``True`` and treats an omitted
+        ``auto_sync`` as ``False``.
     sharing : {"shared", "exclusive"}
         ``"shared"``: all calls overlap one region (size = the largest need).
         ``"exclusive"``: each call site gets its own slice (size = the sum).
@@ -161,9 +163,30 @@ class TempStorage(metaclass=KernelConstructMeta):
     def reserve(self, count, dtype, alignment=None):
         """Carve a shared array of ``count`` elements of ``dtype`` out of this storage.
 
-        Kernel-only: inside a kernel it returns an ordinary 1-D shared-memory
-        array (see the TempStorage guide).  On the host the arguments are
-        checked and the call raises, since there is no shared memory to return.
+        Inside a kernel, returns an ordinary 1-D shared-memory array (indexing,
+        ``len``, ``shape``, passing to device functions and device libraries
+        such as cuFFTDx or NVSHMEM all work) placed in this storage's region,
+        whose inferred size grows to hold it.
+
+        Parameters
+        ----------
+        count : int
+            Number of elements, a positive compile-time constant.
+        dtype
+            Element type: int8..int64, uint8..uint64, float16, float32, float64,
+            complex64 or complex128 (``int``/``float`` mean 32-bit).
+        alignment : int, optional
+            Minimum alignment in bytes, a power of two up to 256; at least the
+            element size is always used.
+
+        With ``sharing="shared"`` reservations overlap each other and the
+        scratch of the calls using this storage (separate the phases with
+        barriers); with ``"exclusive"`` each call site has its own slice.  A
+        call site executed again (in a loop) returns the same array.  The storage
+        adds no barriers once it has a reservation: ``auto_sync=True`` is a
+        :class:`~cuda.coop.TempStorageError`.  Called on the host, the arguments
+        are checked and :class:`~cuda.coop.CoopCompilerContextRequiredError` is
+        raised, since there is no shared memory to return.
         """
         call = "TempStorage.reserve()"
         check_reserve_count(count, call=call)
