@@ -228,7 +228,7 @@ class KernelState:
 
     def _place_storage(self, lower):
         uses = []
-        located = []  # (call id, site id or (loc, function)) in program order, for error locations
+        located = []  # reservations, to locate a placement error when no call has scratch
         for name, res in self.reservations.items():
             uses.append(StorageUse(call=name, label="TempStorage.reserve()", instance_bytes=res.nbytes,
                                    instance_align=res.alignment, instances=1, temp_storage=res.temp_storage))

@@ -20,7 +20,6 @@ from ..._dtypes import normalize_dtype
 from ..._errors import (
     CoopError,
     TempStorageError,
-    UnsupportedDtypeError,
     InvalidArgumentTypeError,
     MissingArgumentError,
     NonConstantArgumentError,
