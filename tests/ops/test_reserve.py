@@ -11,8 +11,11 @@ compared against NumPy.
 - ``sharing="exclusive"``: every reservation has its own slice, so it also
   survives the ops on the same descriptor.
 
+- one reserve() call site in a loop aliasing a larger reservation (``"shared"``,
+  explicit size = the largest reservation), in phases with a block sum.
+
 Kernels compiled per toolkit: 6 (sharing x reservation dtype) + 1 (loop,
-inline helper, device function).  ``tests/ops/test_reserve_compile.py`` compiles
+inline helper, device function) + 1 (aliasing phases).  ``tests/ops/test_reserve_compile.py`` compiles
 them on CPU.
 """
 
@@ -188,3 +191,51 @@ def test_reservation_in_a_loop_helper_and_device_function():
         stage = ring[(tid + r + 1) % BLOCK]
         np.testing.assert_array_equal(out[row * BLOCK:(row + 1) * BLOCK], stage[BLOCK - 1 - tid] + BLOCK)
         assert sums[row] == ring.max(), row
+
+
+ALIAS_SOURCE = f"""
+@cuda.jit
+def kernel(src, out, totals, rounds):
+    t = cuda.threadIdx.x
+    blk = cuda.blockIdx.x
+    # sharing="shared": the size covers the largest reservation, not their sum; the
+    # sum's scratch overlaps them too.
+    storage = coop.TempStorage({2 * BLOCK * 4})
+    wide = storage.reserve({2 * BLOCK}, np.int32, alignment=64)
+    for r in range(rounds):
+        narrow = storage.reserve({BLOCK}, np.int32)  # the first half of `wide`
+        row = (blk * rounds + r) * {2 * BLOCK}
+        wide[t] = src[row + t]
+        wide[{BLOCK} + t] = src[row + {BLOCK} + t]
+        cuda.syncthreads()
+        value = narrow[{BLOCK} - 1 - t] + wide[{BLOCK} + (t + 1) % {BLOCK}]
+        cuda.syncthreads()  # every thread has read before the sum reuses the bytes
+        total = coop.sum(coop.this_block(), value, temp_storage=storage)
+        out[(blk * rounds + r) * {BLOCK} + t] = value
+        if t == 0:
+            totals[blk * rounds + r] = total
+        cuda.syncthreads()  # the sum is done before the next round writes `wide`
+"""
+
+
+def alias_kernel():
+    return module_from_source(ALIAS_SOURCE).kernel
+
+
+@pytest.mark.gpu
+def test_shared_reservations_alias_each_other_and_the_scratch_in_phases():
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(17)
+    rounds = 3
+    src = rng.integers(-10**5, 10**5, size=BLOCKS * rounds * 2 * BLOCK).astype(np.int32)
+    out = np.full(BLOCKS * rounds * BLOCK, POISON, dtype=np.int32)
+    totals = np.full(BLOCKS * rounds, POISON, dtype=np.int32)
+    alias_kernel()[BLOCKS, BLOCK](src, out, totals, rounds)
+    cuda.synchronize()
+    tid = np.arange(BLOCK)
+    for row in range(BLOCKS * rounds):
+        wide = src[row * 2 * BLOCK:(row + 1) * 2 * BLOCK]
+        expected = wide[BLOCK - 1 - tid] + wide[BLOCK + (tid + 1) % BLOCK]
+        np.testing.assert_array_equal(out[row * BLOCK:(row + 1) * BLOCK], expected)
+        assert totals[row] == expected.sum(dtype=np.int32), row

@@ -69,6 +69,14 @@ def test_loop_helper_and_device_function_kernel():
     assert region[0] >= 32 and two_arrays < region[1] < two_arrays + gpu.BLOCK * 4, region
 
 
+def test_shared_reservations_take_the_largest_need():
+    types = numba_types()
+    kb = compile_cubin(gpu.alias_kernel(), (types.int32[::1], types.int32[::1], types.int32[::1], types.int64),
+                       cc=(9, 0), block=gpu.BLOCK, grid=gpu.BLOCKS)
+    assert_inlined(kb, (9, 0))
+    assert shared_regions(kb) == [(64, 2 * gpu.BLOCK * 4)]
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float16", "float32", "complex128"])
 def test_every_element_type_compiles(dtype):
     types = numba_types()
