@@ -107,6 +107,23 @@ def test_temp_storage_descriptor_validation():
         coop.TempStorage(16, 16, False)  # auto_sync and sharing are keyword-only
 
 
+def test_temp_storage_reserve_on_the_host_checks_then_raises():
+    """reserve() returns shared memory, so a host call raises after checking its arguments."""
+    import numpy as np
+
+    ts = coop.TempStorage()
+    with pytest.raises(coop.CoopCompilerContextRequiredError, match="inside a @cuda.jit kernel"):
+        ts.reserve(64, np.float32, alignment=32)
+    with pytest.raises(coop.InvalidArgumentValueError, match="count=0 must be positive"):
+        ts.reserve(0, np.int32)
+    with pytest.raises(coop.InvalidArgumentTypeError, match="count=True"):
+        ts.reserve(True, np.int32)
+    with pytest.raises(coop.UnsupportedDtypeError, match="supported fixed-width"):
+        ts.reserve(4, bool)
+    with pytest.raises(coop.InvalidArgumentValueError, match="power of two"):
+        ts.reserve(4, np.int32, alignment=3)
+
+
 def test_errors_derive_from_builtins():
     assert issubclass(coop.InvalidAlgorithmError, ValueError)
     assert issubclass(coop.UnsupportedDtypeError, TypeError)

@@ -195,6 +195,15 @@ def wrong_cccl_root():
 # example-end wrong-cccl-root
 
 
+# example-begin reserve-auto-sync
+@cuda.jit
+def reserve_with_auto_sync(src, dst):
+    temp = coop.TempStorage(auto_sync=True)
+    values = temp.reserve(128, np.int32)
+    values[cuda.threadIdx.x] = src[cuda.threadIdx.x]
+# example-end reserve-auto-sync
+
+
 I32 = (np.zeros(1, np.int32), np.zeros(1, np.int32))
 F32 = (np.zeros(1, np.float32), np.zeros(1, np.float32))
 F64 = (np.zeros(1, np.float64), np.zeros(1, np.float64))
@@ -216,6 +225,7 @@ MISTAKES = {
     "no-dtype": (no_dtype, I32, {"block": 128}, "UnknownDtypeError"),
     "warp-temp-storage": (warp_with_temp_storage, I32, {"block": 128}, "TempStorageError"),
     "small-temp-storage": (temp_storage_too_small, I32, {"block": 128}, "TempStorageError"),
+    "reserve-auto-sync": (reserve_with_auto_sync, I32, {"block": 128}, "TempStorageError"),
     "too-much-shared": (huge_transpose, F64, {"block": 1024}, "SharedMemoryLimitError"),
     "exclusive-no-init": (exclusive_max, I32, {"block": 128}, "MissingArgumentError"),
     "block-scan-valid": (block_scan_valid_items, I32 + (np.int64(1),), {"block": 128}, "ConflictingArgumentsError"),

@@ -1,4 +1,4 @@
-"""Explicit scratch: one TempStorage for several calls, automatic or manual barriers."""
+"""Explicit scratch: one TempStorage for several calls, automatic or manual barriers, reserved arrays."""
 
 import numpy as np
 from numba_cuda_mlir import cuda
@@ -51,6 +51,27 @@ def two_tiles(a, b, out_a, out_b):
 # example-end exclusive
 
 
+THREADS = 128
+SLOTS = THREADS + 1  # a reservation's count is a compile-time constant
+
+
+# example-begin reserve
+@cuda.jit
+def share_of_total(source, destination):
+    block = coop.this_block()
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * THREADS + t
+    storage = coop.TempStorage(sharing="exclusive")  # the array below lives across coop.sum
+    values = storage.reserve(SLOTS, np.float32)  # an ordinary shared array
+    values[t] = source[i]
+    total = coop.sum(block, source[i], temp_storage=storage)
+    if t == 0:
+        values[THREADS] = total  # thread 0 holds the sum: share it through the array
+    cuda.syncthreads()  # a descriptor with reservations never adds barriers itself
+    destination[i] = values[(t + 1) % THREADS] / values[THREADS]  # a neighbour's share
+# example-end reserve
+
+
 def main():
     threads, blocks = 128, 8
     src = np.arange(blocks * threads * ITEMS, dtype=np.int32)
@@ -64,6 +85,12 @@ def main():
     two_tiles[blocks, threads](a, b, out_a, out_b)
     np.testing.assert_array_equal(out_a, b)
     np.testing.assert_array_equal(out_b, a)
+    values = np.arange(1, blocks * THREADS + 1, dtype=np.float32)
+    shares = np.zeros_like(values)
+    share_of_total[blocks, THREADS](values, shares)
+    tiles = values.reshape(blocks, THREADS)
+    expected = np.roll(tiles, -1, axis=1) / tiles.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(shares, expected.reshape(-1), rtol=1e-6)
     return dst
 
 
@@ -72,6 +99,7 @@ COMPILE = [
     (roundtrip, ARGS, {"block": 128}),
     (roundtrip_manual_sync, ARGS, {"block": 128}),
     (two_tiles, ARGS * 2, {"block": 128}),
+    (share_of_total, (np.zeros(1, np.float32), np.zeros(1, np.float32)), {"block": THREADS}),
 ]
 
 if __name__ == "__main__":

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ._dtypes import normalize_dtype
 from ._errors import (
+    CoopCompilerContextRequiredError,
     ConflictingArgumentsError,
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
+    UnsupportedDtypeError,
 )
 from ._kernel_api import KernelConstructMeta
 
 __all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "check_items_per_thread",
-           "check_payload_bytes", "check_alignment"]
+           "check_payload_bytes", "check_alignment", "RESERVE_DTYPES", "check_reserve_count",
+           "check_reserve_dtype"]
 
 SHARING_MODES = ("shared", "exclusive")
 
@@ -125,7 +130,9 @@ class TempStorage(metaclass=KernelConstructMeta):
         ``True`` (the default) makes every call that used the storage end with a
         barrier (``__syncthreads`` for blocks, ``__syncwarp`` for warps), so the
         next call may reuse it.  ``False`` leaves the barrier to you: call
-        ``cuda.syncthreads()`` before the storage is reused.
+        ``cuda.syncthreads()`` before the storage is reused.  A storage with
+        reservations (:meth:`reserve`) refuses ``True`` and treats an omitted
+        ``auto_sync`` as ``False``.
     sharing : {"shared", "exclusive"}
         ``"shared"``: all calls overlap one region (size = the largest need).
         ``"exclusive"``: each call site gets its own slice (size = the sum).
@@ -153,6 +160,43 @@ class TempStorage(metaclass=KernelConstructMeta):
         self.auto_sync = auto_sync
         self.sharing = normalize_sharing(sharing)
 
+    def reserve(self, count, dtype, alignment=None):
+        """Carve a shared array of ``count`` elements of ``dtype`` out of this storage.
+
+        Inside a kernel, returns an ordinary 1-D shared-memory array (indexing,
+        ``len``, ``shape``, passing to device functions and device libraries
+        such as cuFFTDx or NVSHMEM all work) placed in this storage's region,
+        whose inferred size grows to hold it.
+
+        Parameters
+        ----------
+        count : int
+            Number of elements, a positive compile-time constant.
+        dtype
+            Element type: int8..int64, uint8..uint64, float16, float32, float64,
+            complex64 or complex128 (``int``/``float`` mean 32-bit).
+        alignment : int, optional
+            Minimum alignment in bytes, a power of two up to 256; at least the
+            element size is always used.
+
+        With ``sharing="shared"`` reservations overlap each other and the
+        scratch of the calls using this storage (separate the phases with
+        barriers); with ``"exclusive"`` each call site has its own slice.  A
+        call site executed again (in a loop) returns the same array.  The storage
+        adds no barriers once it has a reservation: ``auto_sync=True`` is a
+        :class:`~cuda.coop.TempStorageError`.  Called on the host, the arguments
+        are checked and :class:`~cuda.coop.CoopCompilerContextRequiredError` is
+        raised, since there is no shared memory to return.
+        """
+        call = "TempStorage.reserve()"
+        check_reserve_count(count, call=call)
+        check_reserve_dtype(dtype, call=call)
+        check_alignment(alignment, call=call)
+        raise CoopCompilerContextRequiredError(
+            f"{call} was called on the host, but it returns shared memory; call it inside a "
+            "@cuda.jit kernel (from numba_cuda_mlir) on a coop.TempStorage constructed there"
+        )
+
     def __repr__(self):
         return (f"coop.TempStorage({self.size_in_bytes}, alignment={self.alignment}, "
                 f"auto_sync={self.auto_sync}, sharing={self.sharing!r})")
@@ -174,3 +218,43 @@ def normalize_sharing(sharing) -> str:
             + " or ".join(repr(m) for m in SHARING_MODES)
         )
     return sharing.strip().lower()
+
+
+# Element types of TempStorage.reserve(): what a shared array of a device library
+# holds (NVIDIA's contract: integers, floating-point and complex numbers).  bool is
+# left out on purpose: its storage width is the compiler's choice.
+RESERVE_DTYPES: tuple[np.dtype, ...] = tuple(
+    np.dtype(n)
+    for n in (
+        "int8", "int16", "int32", "int64",
+        "uint8", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64",
+        "complex64", "complex128",
+    )
+)
+
+
+def check_reserve_count(value, *, call: str = "TempStorage.reserve()") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(
+            f"{call}: count={value!r} is not an int; pass a positive compile-time integer element "
+            "count (a literal, a module constant or a closure value)"
+        )
+    if value < 1:
+        raise InvalidArgumentValueError(f"{call}: count={value} must be positive; reserve at least 1 element")
+    return value
+
+
+def check_reserve_dtype(value, *, call: str = "TempStorage.reserve()") -> np.dtype:
+    if value is int or value is float:  # 32-bit, as for coop.ThreadData
+        return np.dtype("int32" if value is int else "float32")
+    try:
+        dt = np.dtype(str(value) if not isinstance(value, (type, np.dtype, str)) else value)
+    except TypeError:
+        dt = None
+    if value is bool or dt is None or dt not in RESERVE_DTYPES:
+        raise UnsupportedDtypeError(
+            f"{call}: dtype={getattr(value, '__name__', value)!r} is not a supported fixed-width element "
+            "type; use one of " + ", ".join(d.name for d in RESERVE_DTYPES)
+        )
+    return dt

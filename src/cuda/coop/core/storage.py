@@ -160,9 +160,13 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
                 f"{STATIC_SHARED_LIMIT}-byte static limit; make the shared arrays smaller, or use fewer "
                 "items per thread, a smaller block or storage-free algorithms"
             )
+        reserved = any(label == "TempStorage.reserve()" for r in regions.values() for label in r.users)
         raise SharedMemoryLimitError(
             f"the kernel's cooperative scratch needs {plan.total_bytes} bytes of shared memory "
-            f"({detail}), above the {STATIC_SHARED_LIMIT}-byte static limit; use fewer items per "
-            "thread, a smaller block, storage-free algorithms, or share one coop.TempStorage"
+            f"({detail}), above the {STATIC_SHARED_LIMIT}-byte static limit; "
+            + ("reserve fewer elements (TempStorage.reserve() arrays are static shared memory), "
+               if reserved else "")
+            + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
+            "coop.TempStorage"
         )
     return plan

@@ -31,7 +31,7 @@ class NumbaMlirBackend:
 
         self.version = C.check_version()
         self._function_types = typing.function_types()
-        for template in (typing.GroupAttributes, typing.ThreadDataAttributes):
+        for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.typing_registry.register_attr(template)
         lowering.install()
         group_methods.install()

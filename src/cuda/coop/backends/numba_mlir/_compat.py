@@ -191,6 +191,22 @@ def workgroup_pointer(lower, name: str, ty):
     return memref_data_pointer(mlir_memref.get_global(ty, name))
 
 
+def workgroup_view(lower, name: str, region_ty, offset: int, count: int, numba_dtype):
+    """A ``count``-element shared array of ``numba_dtype`` at byte ``offset`` of region ``name``.
+
+    ``memref.view`` of the region's byte array: the result is an ordinary
+    ``memref<count x T, workgroup>``, the same kind of value ``cuda.shared.array``
+    produces, so indexing, ``len`` and passing it to device functions work unchanged.
+    """
+    from numba_cuda_mlir.lowering_utilities import index_of
+
+    elem = lower.get_storage_type(numba_dtype)
+    mspace = mlir_ir.Attribute.parse("#gpu.address_space<workgroup>")
+    ty = mlir_ir.MemRefType.get([count], elem, memory_space=mspace)
+    region = mlir_memref.get_global(region_ty, name)
+    return mlir_memref.view(ty, region, index_of(offset), [])
+
+
 def pointer_plus_bytes(ptr, offset: int):
     from numba_cuda_mlir.lowering_utilities import i64_of
 

@@ -30,7 +30,7 @@ from . import _compat as C
 from .callbacks import resolve_callbacks
 from .rewrite import HIDDEN_KEYWORDS, SITES
 from .types import ThreadDataType, numba_type_of_dtype
-from .typing import GROUP_BY_KEY, plan_call
+from .typing import GROUP_BY_KEY, RESERVE_KEY, plan_call, reservation_of
 
 types = C.types
 _region_counter = itertools.count()
@@ -49,11 +49,29 @@ class _Call:
     callback_items: tuple = ()  # LTO-IR of the user callbacks the provider calls
 
 
+@dataclass
+class _Reservation:
+    """A ``storage.reserve(count, dtype, alignment=)`` call: a user shared array in ``temp_storage``."""
+
+    target: str
+    temp_storage: spec.TempStorageArg
+    count: int
+    dtype: np.dtype
+    alignment: int  # effective: at least the element size
+    loc: object = None
+    function: str | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
 class KernelState:
     """What the first cooperative call in a kernel decided for all of them."""
 
     def __init__(self, lower):
         self.calls: dict[str, _Call] = {}
+        self.reservations: dict[str, _Reservation] = {}
         self.positions: dict[str, tuple] = {}  # call target -> (IR block label, index in block)
         self.region_types: dict = {}
         self.placement: dict = {}
@@ -71,6 +89,9 @@ class KernelState:
                     continue
                 expr = inst.value
                 fnty = typemap.get(expr.func.name)
+                if isinstance(fnty, types.BoundFunction) and fnty.typing_key == RESERVE_KEY:
+                    self._collect_reservation(lower, inst, fnty)
+                    continue
                 if not isinstance(fnty, types.Function) or fnty.typing_key not in _STUBS:
                     continue
                 argtys = [typemap[a.name] for a in expr.args]
@@ -87,9 +108,24 @@ class KernelState:
                 self.calls[inst.target.name] = _Call(inst.target.name, plan, site, ts)
                 self.positions[inst.target.name] = (label, index)
 
+    def _collect_reservation(self, lower, inst, fnty):
+        typemap = lower.fndesc.typemap
+        expr = inst.value
+        fname = getattr(getattr(lower.func_ir, "func_id", None), "func_qualname", None)
+        try:
+            count, dtype, alignment = reservation_of(
+                fnty.this, [typemap[a.name] for a in expr.args], {k: typemap[v.name] for k, v in expr.kws})
+        except CoopError as exc:
+            raise_at(exc, getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)
+        self.reservations[inst.target.name] = _Reservation(
+            inst.target.name, fnty.this.descriptor(), count, dtype, max(alignment or 1, dtype.itemsize),
+            inst.loc, fname)
+
     def _plan(self, lower):
         self._collect(lower)
         if not self.calls:
+            if self.reservations:
+                self._place_storage(lower)
             return
         first = next(iter(self.calls.values()))
         config = C.require_launch_config(lower)
@@ -123,10 +159,14 @@ class KernelState:
         mixed = mixed_warp_widths(
             c.plan.storage.width for c in self.calls.values()
             if c.temp_storage is None and c.plan.storage is not None and c.plan.storage.per != "block")
+        # A descriptor with reservations is synchronized by the caller: auto_sync=True
+        # is refused when the reservation is typed, and an omitted auto_sync means False.
+        reserved_sites = {r.temp_storage.site for r in self.reservations.values()}
         providers = []
         for target, call in self.calls.items():
             auto_sync = True
-            if call.temp_storage is not None and call.temp_storage.auto_sync is False:
+            if call.temp_storage is not None and (call.temp_storage.auto_sync is False
+                                                  or call.temp_storage.site in reserved_sites):
                 auto_sync = False
             elif call.temp_storage is None and reused is not None and target not in reused:
                 # The last use of the implicit scratch on every path: nothing can reuse it.
@@ -188,6 +228,11 @@ class KernelState:
 
     def _place_storage(self, lower):
         uses = []
+        located = []  # reservations, to locate a placement error when no call has scratch
+        for name, res in self.reservations.items():
+            uses.append(StorageUse(call=name, label="TempStorage.reserve()", instance_bytes=res.nbytes,
+                                   instance_align=res.alignment, instances=1, temp_storage=res.temp_storage))
+            located.append(res)
         for name, call in self.calls.items():
             if not call.provider.has_storage:
                 continue
@@ -205,8 +250,11 @@ class KernelState:
                                 region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}",
                                 user_shared_bytes=_user_shared_bytes(lower))
         except CoopError as exc:
-            first = next(c for c in self.calls.values() if c.provider.has_storage)
-            _raise_at_site(exc, first.site)
+            first = next((c for c in self.calls.values() if c.provider.has_storage), None)
+            if first is not None:
+                _raise_at_site(exc, first.site)
+            res = located[0]
+            raise_at(exc, getattr(res.loc, "filename", None), getattr(res.loc, "line", None), res.function)
         self.placement = plan.placement
         for region in plan.regions.values():
             # At least 16-byte alignment: vectorized CUB exchanges use 128-bit accesses.
@@ -402,6 +450,15 @@ def _lower_thread_data(lower, target, args, kws):
     lower.store_var(target, C.local_array(lower, ty.dtype, ty.items, alignment))
 
 
+def _lower_reserve(lower, target, args, kws):
+    state = kernel_state(lower)
+    res = state.reservations[target.name]
+    region, offset, _chunk = state.placement[target.name]
+    view = C.workgroup_view(lower, region, state.region_types[region], offset, res.count,
+                            numba_type_of_dtype(res.dtype))
+    lower.store_var(target, view)
+
+
 def _lower_temp_storage(lower, target, args, kws):
     lower.store_var(target, lower.get_numba_type(target.name))
 
@@ -423,4 +480,5 @@ def install():
         C.lowering_registry.lower(factory, any_args)(_descriptor_lowering(cls))
     C.lowering_registry.lower(ThreadData, any_args)(_lower_thread_data)
     C.lowering_registry.lower(TempStorage, any_args)(_lower_temp_storage)
+    C.lowering_registry.lower(RESERVE_KEY, any_args)(_lower_reserve)
     C.lowering_registry.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

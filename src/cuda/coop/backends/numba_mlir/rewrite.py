@@ -197,6 +197,22 @@ def _reject_host_constructs(func_ir, expr, name, loc, fname):
         ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
+def _reject_host_reservation(func_ir, inst):
+    """``G.reserve(...)`` on a module-global or closure ``TempStorage``: numba cannot type it."""
+    fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
+    base = inst.value.func
+    d = _definition(func_ir, base)
+    name = d.value.name if isinstance(d, ir.Expr) and d.op == "getattr" else "storage"
+    root = _definition(func_ir, _root(func_ir, d.value)) if isinstance(d, ir.Expr) and d.op == "getattr" else None
+    if isinstance(root, (ir.Global, ir.FreeVar)):
+        name = root.name
+    raise_at(TempStorageError(
+        f"TempStorage.reserve(): {name} is a coop.TempStorage created outside the kernel (a module global "
+        "or closure value); a reservation is shared memory of one kernel launch, so construct the "
+        f"storage inside the kernel: {name.lower()} = coop.TempStorage(...)"
+    ), getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)
+
+
 # op name -> positional index of the array the call writes
 _WRITTEN_ARRAYS = {"store": 1, "run_length_decode_into": 3}
 
@@ -330,6 +346,8 @@ class TagCoopCallSites(Rewrite):
             if any(name == "_coop_site" for name, _ in expr.kws):
                 continue
             callee = _resolve_value(func_ir, expr.func)
+            if isinstance(getattr(callee, "__self__", None), TempStorage):
+                _reject_host_reservation(func_ir, inst)
             if callee is cuda.local.array:
                 operands = _coop_operands(func_ir) if operands is None else operands
                 if inst.target.name in operands:

@@ -1,0 +1,241 @@
+"""TempStorage.reserve() on a device: user shared arrays next to cooperative scratch.
+
+Each kernel fills its reserved arrays per thread, synchronizes, reads its
+neighbours' values back, and runs block scans/reductions on the same
+``TempStorage``.  Outputs are poisoned first; the data is random; everything is
+compared against NumPy.
+
+- ``sharing="shared"``: the reservation aliases the ops' scratch, so it is read
+  before the ops run (and a barrier separates the phases); a second, exclusive
+  descriptor holds an array that must survive the ops.
+- ``sharing="exclusive"``: every reservation has its own slice, so it also
+  survives the ops on the same descriptor.
+
+- one reserve() call site in a loop aliasing a larger reservation (``"shared"``,
+  explicit size = the largest reservation), in phases with a block sum.
+
+Kernels compiled per toolkit: 6 (sharing x reservation dtype) + 1 (loop,
+inline helper, device function) + 1 (aliasing phases).  ``tests/ops/test_reserve_compile.py`` compiles
+them on CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ..kernelgen import module_from_source
+
+BLOCK = 128
+ITEMS = 4
+BLOCKS = 3
+SHARINGS = ("shared", "exclusive")
+RESERVE_DTYPES = ("int32", "float64", "complex64")
+POISON = -777
+
+
+def _value(dtype: str, expr: str) -> str:
+    """Kernel text converting the int32 ``expr`` to a reservation element."""
+    if dtype.startswith("complex"):
+        return f"np.{dtype}(complex({expr}, -2 * {expr}))"
+    return f"np.{dtype}({expr})"
+
+
+def _host_value(dtype: str, x):
+    x = np.asarray(x)
+    if dtype.startswith("complex"):
+        return (x + -2j * x).astype(dtype)
+    return x.astype(dtype)
+
+
+def neighbours_source(sharing: str, dtype: str) -> str:
+    survives = sharing == "exclusive"
+    return f"""
+@cuda.jit
+def kernel(src, vals, near, after, scanned, totals):
+    tid = cuda.threadIdx.x
+    blk = cuda.blockIdx.x
+    base = blk * {BLOCK}
+    storage = coop.TempStorage(sharing="{sharing}")
+    keep = coop.TempStorage(sharing="exclusive", auto_sync=False)
+    wide = keep.reserve({2 * BLOCK}, np.{dtype}, alignment=64)
+    flags = keep.reserve({BLOCK}, np.uint8)
+    mine = storage.reserve({BLOCK}, np.{dtype}, alignment=16)
+    v = vals[base + tid]
+    wide[2 * tid] = {_value(dtype, "v")}
+    wide[2 * tid + 1] = {_value(dtype, "v + 1")}
+    flags[tid] = np.uint8(tid % 251)
+    mine[tid] = {_value(dtype, "v * 3")}
+    cuda.syncthreads()
+    near[base * 3 + tid] = wide[(2 * tid + 3) % {2 * BLOCK}]
+    near[base * 3 + {BLOCK} + tid] = mine[(tid + 1) % {BLOCK}]
+    near[base * 3 + {2 * BLOCK} + tid] = flags[({BLOCK} - 1 - tid)]
+    # The scan below may overwrite `mine` (sharing="shared"): every thread reads first.
+    cuda.syncthreads()
+    block = coop.this_block()
+    items = coop.ThreadData({ITEMS}, dtype=np.int32)
+    coop.load(block, src[base * {ITEMS}:], items)
+    inc = coop.inclusive_sum(block, items, temp_storage=storage)
+    cuda.syncthreads()
+    total = coop.sum(block, items, temp_storage=storage)
+    cuda.syncthreads()
+    for i in range({ITEMS}):
+        scanned[(base + tid) * {ITEMS} + i] = inc[i]
+    if tid == 0:
+        totals[blk] = total
+    after[base * 2 + tid] = wide[(2 * tid + 5) % {2 * BLOCK}]
+    {"after[base * 2 + " + str(BLOCK) + " + tid] = mine[(tid + 7) % " + str(BLOCK) + "]" if survives else ""}
+"""
+
+
+def neighbours_kernel(sharing, dtype):
+    return module_from_source(neighbours_source(sharing, dtype)).kernel
+
+
+def run_neighbours(kernel, dtype, sharing, rng):
+    from numba_cuda_mlir import cuda
+
+    src = rng.integers(-1000, 1000, size=BLOCKS * BLOCK * ITEMS).astype(np.int32)
+    vals = rng.integers(-10**6, 10**6, size=BLOCKS * BLOCK).astype(np.int32)
+    near = np.full(BLOCKS * BLOCK * 3, POISON, dtype=dtype)
+    after = np.full(BLOCKS * BLOCK * 2, POISON, dtype=dtype)
+    scanned = np.full_like(src, POISON)
+    totals = np.full(BLOCKS, POISON, dtype=np.int32)
+    kernel[BLOCKS, BLOCK](src, vals, near, after, scanned, totals)
+    cuda.synchronize()
+    tid = np.arange(BLOCK)
+    for b in range(BLOCKS):
+        v = vals[b * BLOCK:(b + 1) * BLOCK]
+        wide = np.empty(2 * BLOCK, dtype=dtype)
+        wide[0::2] = _host_value(dtype, v)
+        wide[1::2] = _host_value(dtype, v + 1)
+        mine = _host_value(dtype, v * 3)
+        got = near[b * BLOCK * 3:(b + 1) * BLOCK * 3]
+        np.testing.assert_array_equal(got[:BLOCK], wide[(2 * tid + 3) % (2 * BLOCK)])
+        np.testing.assert_array_equal(got[BLOCK:2 * BLOCK], mine[(tid + 1) % BLOCK])
+        np.testing.assert_array_equal(got[2 * BLOCK:], ((BLOCK - 1 - tid) % 251).astype(dtype))
+        late = after[b * BLOCK * 2:(b + 1) * BLOCK * 2]
+        np.testing.assert_array_equal(late[:BLOCK], wide[(2 * tid + 5) % (2 * BLOCK)])
+        if sharing == "exclusive":
+            np.testing.assert_array_equal(late[BLOCK:], mine[(tid + 7) % BLOCK])
+        tile = src[b * BLOCK * ITEMS:(b + 1) * BLOCK * ITEMS]
+        np.testing.assert_array_equal(scanned[b * BLOCK * ITEMS:(b + 1) * BLOCK * ITEMS],
+                                      np.cumsum(tile, dtype=np.int32))
+        assert totals[b] == tile.sum(dtype=np.int32), b
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", RESERVE_DTYPES)
+@pytest.mark.parametrize("sharing", SHARINGS)
+def test_reserved_arrays_hold_neighbours_values_next_to_scan_and_sum(sharing, dtype):
+    run_neighbours(neighbours_kernel(sharing, dtype), dtype, sharing, np.random.default_rng(23))
+
+
+LOOP_SOURCE = f"""
+@cuda.jit(device=True)
+def rotate_into(dst, src, shift):
+    n = len(src)
+    t = cuda.threadIdx.x
+    dst[t] = src[(t + shift) % n]
+
+
+@cuda.jit(device=True, inline="always")
+def scratch_of(storage):
+    alias = storage
+    return alias.reserve({BLOCK}, np.float32, alignment=32)
+
+
+@cuda.jit
+def kernel(vals, out, sums, rounds):
+    tid = cuda.threadIdx.x
+    blk = cuda.blockIdx.x
+    storage = coop.TempStorage(sharing="exclusive", auto_sync=False)
+    stage = scratch_of(storage)
+    for r in range(rounds):
+        # One call site: the same array every iteration.
+        ring = storage.reserve({BLOCK}, np.float32)
+        ring[tid] = vals[(blk * rounds + r) * {BLOCK} + tid]
+        cuda.syncthreads()
+        rotate_into(stage, ring, r + 1)
+        cuda.syncthreads()
+        s = coop.reduce(coop.this_block(), stage[tid], binary_op="max", temp_storage=storage)
+        cuda.syncthreads()
+        out[(blk * rounds + r) * {BLOCK} + tid] = stage[({BLOCK} - 1 - tid)] + len(ring)
+        if tid == 0:
+            sums[blk * rounds + r] = s
+        cuda.syncthreads()
+"""
+
+
+def loop_kernel():
+    return module_from_source(LOOP_SOURCE).kernel
+
+
+@pytest.mark.gpu
+def test_reservation_in_a_loop_helper_and_device_function():
+    """A reserve() call site in a loop returns the same array each round; a reservation made
+    in an inlined helper and one passed to a device function behave as shared arrays."""
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(5)
+    rounds = 3
+    vals = rng.standard_normal(BLOCKS * rounds * BLOCK).astype(np.float32)
+    out = np.full_like(vals, POISON)
+    sums = np.full(BLOCKS * rounds, POISON, dtype=np.float32)
+    loop_kernel()[BLOCKS, BLOCK](vals, out, sums, rounds)
+    cuda.synchronize()
+    tid = np.arange(BLOCK)
+    for row in range(BLOCKS * rounds):
+        r = row % rounds
+        ring = vals[row * BLOCK:(row + 1) * BLOCK]
+        stage = ring[(tid + r + 1) % BLOCK]
+        np.testing.assert_array_equal(out[row * BLOCK:(row + 1) * BLOCK], stage[BLOCK - 1 - tid] + BLOCK)
+        assert sums[row] == ring.max(), row
+
+
+ALIAS_SOURCE = f"""
+@cuda.jit
+def kernel(src, out, totals, rounds):
+    t = cuda.threadIdx.x
+    blk = cuda.blockIdx.x
+    # sharing="shared": the size covers the largest reservation, not their sum; the
+    # sum's scratch overlaps them too.
+    storage = coop.TempStorage({2 * BLOCK * 4})
+    wide = storage.reserve({2 * BLOCK}, np.int32, alignment=64)
+    for r in range(rounds):
+        narrow = storage.reserve({BLOCK}, np.int32)  # the first half of `wide`
+        row = (blk * rounds + r) * {2 * BLOCK}
+        wide[t] = src[row + t]
+        wide[{BLOCK} + t] = src[row + {BLOCK} + t]
+        cuda.syncthreads()
+        value = narrow[{BLOCK} - 1 - t] + wide[{BLOCK} + (t + 1) % {BLOCK}]
+        cuda.syncthreads()  # every thread has read before the sum reuses the bytes
+        total = coop.sum(coop.this_block(), value, temp_storage=storage)
+        out[(blk * rounds + r) * {BLOCK} + t] = value
+        if t == 0:
+            totals[blk * rounds + r] = total
+        cuda.syncthreads()  # the sum is done before the next round writes `wide`
+"""
+
+
+def alias_kernel():
+    return module_from_source(ALIAS_SOURCE).kernel
+
+
+@pytest.mark.gpu
+def test_shared_reservations_alias_each_other_and_the_scratch_in_phases():
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(17)
+    rounds = 3
+    src = rng.integers(-10**5, 10**5, size=BLOCKS * rounds * 2 * BLOCK).astype(np.int32)
+    out = np.full(BLOCKS * rounds * BLOCK, POISON, dtype=np.int32)
+    totals = np.full(BLOCKS * rounds, POISON, dtype=np.int32)
+    alias_kernel()[BLOCKS, BLOCK](src, out, totals, rounds)
+    cuda.synchronize()
+    tid = np.arange(BLOCK)
+    for row in range(BLOCKS * rounds):
+        wide = src[row * 2 * BLOCK:(row + 1) * 2 * BLOCK]
+        expected = wide[BLOCK - 1 - tid] + wide[BLOCK + (tid + 1) % BLOCK]
+        np.testing.assert_array_equal(out[row * BLOCK:(row + 1) * BLOCK], expected)
+        assert totals[row] == expected.sum(dtype=np.int32), row
