@@ -241,8 +241,8 @@ def bound_library(libname: str) -> tuple:
         if not address or not ctypes.CDLL(None).dladdr(ctypes.c_void_p(address), ctypes.byref(info)):
             return "?", "not loaded"
         path = os.path.realpath(os.fsdecode(info.dli_fname))
-    except Exception:  # pragma: no cover - informational only
-        return "?", "unknown"
+    except Exception:  # this cuda-bindings has no such internal binding (NVRTC on 12.9.x)
+        return _mapped_choice(libname)
     choice = _pinned_choice.get(libname)
     if choice is not None and os.path.realpath(choice.path) == path:
         return path, choice.found_via
@@ -250,6 +250,20 @@ def bound_library(libname: str) -> tuple:
         return path, ("the process's global symbol scope (another package loaded it with RTLD_GLOBAL "
                       "before cuda.coop's first compile)")
     return path, "cuda-pathfinder"
+
+
+def _mapped_choice(libname: str) -> tuple:
+    """The pinned library when the process has it mapped, else ("?", "unknown")."""
+    choice = _pinned_choice.get(libname)
+    if choice is None:
+        return "?", "unknown"
+    path = os.path.realpath(choice.path)
+    try:
+        with open("/proc/self/maps") as maps:
+            mapped = any(line.rstrip().endswith(path) for line in maps)
+    except OSError:
+        mapped = False
+    return (path, choice.found_via) if mapped else ("?", "unknown")
 
 
 # Header trees of NVIDIA's wheels, relative to a sys.path entry, and a file that proves each.
