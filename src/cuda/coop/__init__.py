@@ -15,6 +15,7 @@ from ._groups import (
     this_block, this_cluster, this_grid, this_thread, this_warp,
 )
 from ._payloads import TempStorage, ThreadData
+from ._protocols import TempStorageLike, ThreadDataLike
 from ._registration import register
 from .ops._registry import public_operations as _public_operations
 
@@ -37,6 +38,8 @@ __all__ = [
     "WarpGroup",
     "ThreadData",
     "TempStorage",
+    "ThreadDataLike",
+    "TempStorageLike",
     *_public_operations(),
     *_errors_all,
 ]

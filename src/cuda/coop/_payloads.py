@@ -110,6 +110,18 @@ class ThreadData(metaclass=KernelConstructMeta):
             check_payload_bytes(self.items_per_thread, self.dtype)
         self.alignment = check_alignment(merge_alignas(alignment, alignas), call="coop.ThreadData()")
 
+    def __getitem__(self, index):
+        raise CoopCompilerContextRequiredError(
+            f"{self!r}[{index!r}] was read on the host, but a payload's items exist only in a "
+            "kernel; index it inside a @cuda.jit kernel (from numba_cuda_mlir)"
+        )
+
+    def __setitem__(self, index, value):
+        raise CoopCompilerContextRequiredError(
+            f"{self!r}[{index!r}] was written on the host, but a payload's items exist only in a "
+            "kernel; write it inside a @cuda.jit kernel (from numba_cuda_mlir)"
+        )
+
     def __repr__(self):
         dt = "" if self.dtype is None else f", dtype={self.dtype.name}"
         return f"coop.ThreadData({self.items_per_thread}{dt})"

@@ -11,7 +11,13 @@ from cuda.coop import register as _register
 
 _register("numba-cuda-mlir")
 
+from numba_cuda_mlir.cuda import local, shared  # noqa: E402
+
 from ._stateful import StatefulFunction  # noqa: E402
 from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E402
 
-__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction"]
+# ``local`` and ``shared`` are numba-cuda-mlir's memory namespaces themselves
+# (``local.array(shape, dtype, *, alignment=None)``), so a kernel written against
+# this module alone needs no second import; a 1-D fixed-size ``local.array`` is a
+# payload wherever a ThreadData is accepted.
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared"]
