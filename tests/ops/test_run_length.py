@@ -178,6 +178,61 @@ def test_run_length_decode_matrix(vdt, ldt, runs, decoded, rel):
     run_rld(vdt, ldt, runs, decoded, rel)
 
 
+def qualified_kernel(odt: str):
+    """NVIDIA's qualified outputs: total_decoded_size and relative offsets of decoded_offset_dtype."""
+    return module_from_source(f"""
+@cuda.jit
+def kernel(values, lengths, woff, win, rel_out, tot_out, dst, into_tot):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x
+    nthreads = cuda.blockDim.x
+    b = cuda.blockIdx.x
+    v = coop.ThreadData(2)
+    l = coop.ThreadData(2)
+    coop.load(block, values, v, offset=b * nthreads * 2)
+    coop.load(block, lengths, l, offset=b * nthreads * 2)
+    rel = coop.ThreadData(3, dtype=np.{odt})
+    tot = coop.ThreadData(1, dtype=np.{odt})
+    w = coop.run_length_decode(block, v, l, decoded_items_per_thread=3, decoded_window_offset=woff[b],
+                               relative_offsets=rel, total_decoded_size=tot, decoded_offset_dtype=np.{odt})
+    for i in range(3):
+        win[b, tid * 3 + i] = w[i]
+        rel_out[b, tid * 3 + i] = rel[i]
+    tot_out[b, tid] = tot[0]
+    into_tot[b, tid] = coop.run_length_decode_into(block, v, l, dst[b], decoded_offset_dtype=np.{odt})
+""").kernel
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("odt", ["uint32", "uint64"])
+def test_total_decoded_size_and_decoded_offset_dtype(odt):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(7)
+    values, lengths = make_runs(rng, "int32", "int32", THREADS, 2)
+    totals_ref = [ref.run_offsets(lengths[b])[1] for b in range(NBLOCKS)]
+    cap = max(totals_ref) + 8
+    woff = np.array([0, 5, 1000, 2, 10**12, 7], dtype=np.int64)
+    win = np.full((NBLOCKS, THREADS * 3), 99, dtype=np.int32)
+    rel_out = np.full((NBLOCKS, THREADS * 3), 5, dtype=odt)
+    tot_out = np.full((NBLOCKS, THREADS), 3, dtype=odt)
+    dst = np.full((NBLOCKS, cap), 99, dtype=np.int32)
+    into_tot = np.full((NBLOCKS, THREADS), 3, dtype=odt)
+    qualified_kernel(odt)[NBLOCKS, THREADS](values.reshape(-1), lengths.reshape(-1), woff, win, rel_out, tot_out,
+                                            dst, into_tot)
+    cuda.synchronize()
+    for b in range(NBLOCKS):
+        label = f"{odt} block#{b}"
+        w, r, _ = ref.decode_window(values[b], lengths[b], THREADS, 3, window_offset=int(woff[b]),
+                                    relative_dtype=odt)
+        np.testing.assert_array_equal(win[b].reshape(THREADS, 3), w, err_msg="window " + label)
+        np.testing.assert_array_equal(rel_out[b].reshape(THREADS, 3), r, err_msg="relative offsets " + label)
+        assert (tot_out[b] == totals_ref[b]).all(), label  # every thread, also for an empty window
+        assert (into_tot[b] == totals_ref[b]).all() and into_tot.dtype == np.dtype(odt), label
+        e, _ = ref.decode_into(values[b], lengths[b], np.full(cap, 99, dtype=np.int32))
+        np.testing.assert_array_equal(dst[b], e, err_msg="into " + label)
+
+
 @pytest.mark.gpu
 def test_run_length_decode_multidimensional_block():
     run_rld("float32", "int32", 3, 4, "int32", block=(8, 4, 2), seed=4)

@@ -115,6 +115,36 @@ def test_relative_offsets_must_match_the_window():
            "decoded_items_per_thread=2")
 
 
+@pytest.mark.parametrize("spelling", ["np.int32", '"float32"', "3"])
+def test_decoded_offset_dtype_is_uint32_or_uint64(spelling):
+    _fails(f"""
+        r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=2,
+                                   decoded_offset_dtype={spelling})
+    """, "coop.run_length_decode(", coop.UnsupportedDtypeError, WINDOW, "decoded_offset_dtype=",
+           "use np.uint32 or np.uint64")
+
+
+def test_outputs_must_have_the_decoded_offset_dtype():
+    _fails("""
+        rel = coop.ThreadData(2, dtype=np.uint64)
+        r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=2, relative_offsets=rel,
+                                   decoded_offset_dtype=np.uint32)
+    """, "relative_offsets=rel", coop.DtypeMismatchError, WINDOW, "relative_offsets has dtype uint64",
+           "decoded_offset_dtype=uint32", "dtype=np.uint32")
+
+
+@pytest.mark.parametrize("decl,cls,part", [
+    ("coop.ThreadData(2, dtype=np.uint32)", coop.ExtentMismatchError, "one total per thread"),
+    ("coop.ThreadData(1, dtype=np.int32)", coop.UnsupportedDtypeError, "uint32 or uint64"),
+    ("coop.ThreadData(1, dtype=np.float32)", coop.InvalidArgumentTypeError, "integer"),
+], ids=["two_items", "signed", "float"])
+def test_total_decoded_size_is_one_unsigned_item(decl, cls, part):
+    _fails(f"""
+        tot = {decl}
+        r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=2, total_decoded_size=tot)
+    """, "total_decoded_size=tot", cls, WINDOW, "total_decoded_size", part)
+
+
 def test_return_total_must_be_a_constant():
     types = _types()
     _fails("""

@@ -50,13 +50,16 @@ from ._spec import (
     AbiOperand,
     CallPlan,
     CppProvider,
+    DtypeArg,
     LaunchFacts,
     OpSpec,
     PayloadArg,
     PayloadResult,
     ScalarResult,
     StorageNeed,
+    StringArg,
     TupleResult,
+    describe,
 )
 
 __all__ = ["run_length_decode", "run_length_decode_into", "SPECS", "default_decoded_items_per_thread"]
@@ -72,7 +75,8 @@ _I64 = np.dtype("int64")
 
 @kernel_function
 def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_thread, decoded_window_offset=None,
-                      oob_default=None, relative_offsets=None, return_total=False, temp_storage=None):
+                      oob_default=None, relative_offsets=None, total_decoded_size=None, decoded_offset_dtype=None,
+                      return_total=False, temp_storage=None):
     """Decode one window of the block's runs into a fresh blocked payload.
 
     Parameters
@@ -95,6 +99,14 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
         An integer payload of ``D`` items, written in place: each decoded item's
         index within its run (CUB's ``item_offsets``), converted to the payload's
         dtype; positions past the total hold that dtype's maximum.
+    total_decoded_size : coop.ThreadData, optional
+        A one-item uint32 or uint64 payload (NVIDIA's qualified API), written in
+        place on every thread with the total decoded size of all the block's runs,
+        also when the window is empty; saturates at the dtype's maximum.
+    decoded_offset_dtype : np.uint32 or np.uint64, optional
+        The dtype that ``relative_offsets`` and ``total_decoded_size`` must have
+        when given (NVIDIA's qualified API; its default is uint32).  Omitted,
+        ``relative_offsets`` may be any integer dtype.
     return_total : bool
         Also return the total decoded size (int64, same on every thread).
     temp_storage : coop.TempStorage, optional
@@ -113,7 +125,7 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
 
 @kernel_function
 def run_length_decode_into(block, run_values, run_lengths, destination, /, *, decoded_items_per_thread=None,
-                           destination_offset=None, temp_storage=None):
+                           destination_offset=None, decoded_offset_dtype=None, temp_storage=None):
     """Decode all of the block's runs into ``destination``; return the total decoded size.
 
     The run table is built once; the block then decodes window after window
@@ -134,6 +146,9 @@ def run_length_decode_into(block, run_values, run_lengths, destination, /, *, de
     destination_offset : int, optional
         Runtime element offset in ``destination`` (uniform across the block;
         default 0; may be negative, which drops the leading items).
+    decoded_offset_dtype : np.uint32 or np.uint64, optional
+        The dtype of the returned total (NVIDIA's qualified API); it saturates at
+        that dtype's maximum.  Omitted, the total is an int64.
     temp_storage : coop.TempStorage, optional
         Scratch for the run table; the call ends with a barrier (when a later
         call may reuse the scratch, see :ref:`temp-storage`) unless it is a
@@ -141,7 +156,7 @@ def run_length_decode_into(block, run_values, run_lengths, destination, /, *, de
 
     Returns
     -------
-    int64
+    int64 (or ``decoded_offset_dtype``)
         The total decoded size (the sum of the positive lengths), on every
         thread, whether or not it all fit: compare it with the room in
         ``destination`` to detect truncation.
@@ -171,6 +186,8 @@ class RunLengthParams(NamedTuple):
     has_oob: bool
     relative: str  # relative offsets dtype name, or ""
     return_total: bool
+    total_payload: str = ""  # total_decoded_size payload dtype name, or ""
+    total_dtype: str = "int64"  # dtype of the returned total
 
 
 def _operand(call, label, arg, *, integer=False):
@@ -191,6 +208,42 @@ def _operand(call, label, arg, *, integer=False):
     return dtype, items, passing
 
 
+_OFFSET_DTYPES = (np.dtype("uint32"), np.dtype("uint64"))
+
+
+def _decoded_offset_dtype(call, arg):
+    """``decoded_offset_dtype=``: uint32 or uint64 (a dtype or its name), or None."""
+    if not v.is_given(arg):
+        return None
+    if isinstance(arg, DtypeArg):
+        dt = arg.dtype
+    elif isinstance(arg, StringArg) and arg.value is not None:
+        dt = {d.name: d for d in _OFFSET_DTYPES}.get(arg.value.strip().lower())
+    else:
+        dt = None
+    if dt not in _OFFSET_DTYPES:
+        raise UnsupportedDtypeError(
+            f"{call}: decoded_offset_dtype={describe(arg)} is not an offset type; use np.uint32 or np.uint64"
+        )
+    return dt
+
+
+def _offset_output(call, label, arg, items, odt, why):
+    """An output payload of decoded offsets: integer, ``items`` per thread, of ``odt`` when given."""
+    out = v.require_integer_payload(call, label, arg, purpose=f" ({items} per thread)")
+    if out.items != items:
+        raise ExtentMismatchError(
+            f"{call}: {label} has {out.items} items per thread but needs {items} ({why}); create it with "
+            f"coop.ThreadData({items}, dtype=np.{(odt or out.dtype).name})"
+        )
+    if odt is not None and out.dtype != odt:
+        raise DtypeMismatchError(
+            f"{call}: {label} has dtype {out.dtype.name} but decoded_offset_dtype={odt.name}; they must "
+            f"match: create it with dtype=np.{odt.name} or drop decoded_offset_dtype="
+        )
+    return out
+
+
 def _runs(call, run_values, run_lengths):
     vdt, vitems, vpass = _operand(call, "run_values", run_values)
     ldt, litems, lpass = _operand(call, "run_lengths", run_lengths, integer=True)
@@ -206,7 +259,8 @@ def _runs(call, run_values, run_lengths):
 
 def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_thread=OMITTED,
                            decoded_window_offset=OMITTED, oob_default=OMITTED, relative_offsets=OMITTED,
-                           return_total=OMITTED, temp_storage=OMITTED) -> CallPlan:
+                           total_decoded_size=OMITTED, decoded_offset_dtype=OMITTED, return_total=OMITTED,
+                           temp_storage=OMITTED) -> CallPlan:
     call = "coop.run_length_decode()"
     g = v.require_group(call, block, kinds=("block",))
     vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
@@ -219,14 +273,18 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
                               maximum=4096)
     off = v.optional_int_operand(call, "decoded_window_offset", decoded_window_offset)
     oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, vdt, target="run_values")
+    odt = _decoded_offset_dtype(call, decoded_offset_dtype)
     rel = None
     if v.is_given(relative_offsets):
-        rel = v.require_integer_payload(call, "relative_offsets", relative_offsets,
-                                        purpose=" (each decoded item's index within its run)")
-        if rel.items != d:
-            raise ExtentMismatchError(
-                f"{call}: relative_offsets has {rel.items} items per thread but "
-                f"decoded_items_per_thread={d}; create it with coop.ThreadData({d}, dtype=...)"
+        rel = _offset_output(call, "relative_offsets", relative_offsets, d, odt,
+                             f"decoded_items_per_thread={d}")
+    tot = None
+    if v.is_given(total_decoded_size):
+        tot = _offset_output(call, "total_decoded_size", total_decoded_size, 1, odt, "one total per thread")
+        if tot.dtype not in _OFFSET_DTYPES:
+            raise UnsupportedDtypeError(
+                f"{call}: total_decoded_size has dtype {tot.dtype.name}; use a uint32 or uint64 payload, "
+                "e.g. coop.ThreadData(1, dtype=np.uint32)"
             )
     with_total = v.require_literal_bool(call, "return_total", return_total, False)
     ts = v.optional_temp_storage(call, temp_storage, g)
@@ -236,6 +294,8 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
         operands.append(AbiOperand("oob_default", "value", vdt, "oob_default"))
     if rel is not None:
         operands.append(AbiOperand("relative_offsets", "payload", rel.dtype, "relative"))
+    if tot is not None:
+        operands.append(AbiOperand("total_decoded_size", "payload", tot.dtype, "total_item"))
     window = PayloadResult(vdt, d)
     if with_total:
         operands.append(AbiOperand("result.0", "out", vdt, "decoded"))
@@ -245,7 +305,8 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
         operands.append(AbiOperand("result", "out", vdt, "decoded"))
         result = window
     params = RunLengthParams("window", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None,
-                             oob is not None, rel.dtype.name if rel is not None else "", with_total)
+                             oob is not None, rel.dtype.name if rel is not None else "", with_total,
+                             tot.dtype.name if tot is not None else "")
     return CallPlan(
         op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -255,7 +316,7 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
 
 def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, *,
                                 decoded_items_per_thread=OMITTED, destination_offset=OMITTED,
-                                temp_storage=OMITTED) -> CallPlan:
+                                decoded_offset_dtype=OMITTED, temp_storage=OMITTED) -> CallPlan:
     call = "coop.run_length_decode_into()"
     g = v.require_group(call, block, kinds=("block",))
     vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
@@ -270,15 +331,17 @@ def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, 
     if d is None:
         d = default_decoded_items_per_thread(vdt)
     off = v.optional_int_operand(call, "destination_offset", destination_offset)
+    total_dt = _decoded_offset_dtype(call, decoded_offset_dtype) or _I64
     ts = v.optional_temp_storage(call, temp_storage, g)
     operands.append(AbiOperand("destination", "array", vdt, "out_dst"))
     operands.append(AbiOperand("destination", "extent", _I64, "dst_len"))
     if off is not None:
         operands.append(AbiOperand("destination_offset", "value", _I64, "dst_offset"))
-    operands.append(AbiOperand("result", "out", _I64, "total_out"))
-    params = RunLengthParams("into", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None, False, "", True)
+    operands.append(AbiOperand("result", "out", total_dt, "total_out"))
+    params = RunLengthParams("into", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None, False, "", True,
+                             total_dtype=total_dt.name)
     return CallPlan(
-        op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(_I64),
+        op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(total_dt),
         operands=tuple(operands), storage=StorageNeed(per="block"),
         temp_storage="temp_storage" if ts is not None else None, params=params, generate=_generate,
         check_launch=_check_launch,
@@ -427,8 +490,18 @@ def _window_body(p: RunLengthParams) -> list:
                 + "\n".join("         " + e for e in emit) + "\n"
                 + ("         (void)index;\n" if not p.relative else "")
                 + "       });")
+    if p.total_payload:
+        body.append(_saturated("total_item[0]", np.dtype(p.total_payload)))
     body.append("*total_out = total_s;" if p.return_total else "(void)total_s;")
     return body
+
+
+def _saturated(target: str, dtype) -> str:
+    """``target = total``, saturated at ``dtype``'s maximum (NVIDIA's totals must fit it)."""
+    if dtype == _I64:
+        return f"{target} = total_s;"
+    top = int(np.iinfo(dtype).max)
+    return f"{target} = ({cxx_type(dtype)})(total > {top}ULL ? {top}ULL : total);"
 
 
 def _into_body(p: RunLengthParams, vdt) -> list:
@@ -471,7 +544,7 @@ def _into_body(p: RunLengthParams, vdt) -> list:
         "    }",
         "  }",
         "}",
-        "*total_out = total_s;",
+        _saturated("*total_out", np.dtype(p.total_dtype)),
     ]
 
 
