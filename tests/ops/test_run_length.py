@@ -182,7 +182,7 @@ def qualified_kernel(odt: str):
     """NVIDIA's qualified outputs: total_decoded_size and relative offsets of decoded_offset_dtype."""
     return module_from_source(f"""
 @cuda.jit
-def kernel(values, lengths, woff, win, rel_out, tot_out, dst, into_tot):
+def kernel(values, lengths, woff, win, rel_out, tot_out, dst, into_rel, into_tot):
     block = coop.this_block()
     tid = cuda.threadIdx.x
     nthreads = cuda.blockDim.x
@@ -199,7 +199,8 @@ def kernel(values, lengths, woff, win, rel_out, tot_out, dst, into_tot):
         win[b, tid * 3 + i] = w[i]
         rel_out[b, tid * 3 + i] = rel[i]
     tot_out[b, tid] = tot[0]
-    into_tot[b, tid] = coop.run_length_decode_into(block, v, l, dst[b], decoded_offset_dtype=np.{odt})
+    into_tot[b, tid] = coop.run_length_decode_into(block, v, l, dst[b], relative_offsets=into_rel[b],
+                                                   destination_offset=woff[b] - 5, decoded_offset_dtype=np.{odt})
 """).kernel
 
 
@@ -218,8 +219,9 @@ def test_total_decoded_size_and_decoded_offset_dtype(odt):
     tot_out = np.full((NBLOCKS, THREADS), 3, dtype=odt)
     dst = np.full((NBLOCKS, cap), 99, dtype=np.int32)
     into_tot = np.full((NBLOCKS, THREADS), 3, dtype=odt)
+    into_rel = np.full((NBLOCKS, cap - 100), 77, dtype=odt)  # shorter than dst: its own bounds apply
     qualified_kernel(odt)[NBLOCKS, THREADS](values.reshape(-1), lengths.reshape(-1), woff, win, rel_out, tot_out,
-                                            dst, into_tot)
+                                            dst, into_rel, into_tot)
     cuda.synchronize()
     for b in range(NBLOCKS):
         label = f"{odt} block#{b}"
@@ -229,8 +231,15 @@ def test_total_decoded_size_and_decoded_offset_dtype(odt):
         np.testing.assert_array_equal(rel_out[b].reshape(THREADS, 3), r, err_msg="relative offsets " + label)
         assert (tot_out[b] == totals_ref[b]).all(), label  # every thread, also for an empty window
         assert (into_tot[b] == totals_ref[b]).all() and into_tot.dtype == np.dtype(odt), label
-        e, _ = ref.decode_into(values[b], lengths[b], np.full(cap, 99, dtype=np.int32))
+        off = int(woff[b]) - 5
+        e, _ = ref.decode_into(values[b], lengths[b], np.full(cap, 99, dtype=np.int32), destination_offset=off)
         np.testing.assert_array_equal(dst[b], e, err_msg="into " + label)
+        index_in_run = np.concatenate([np.arange(max(int(n), 0)) for n in lengths[b].reshape(-1)] + [[]])
+        expected_rel = np.full(cap - 100, 77, dtype=odt)
+        for p, r in enumerate(index_in_run.astype(np.int64)):
+            if 0 <= off + p < len(expected_rel):
+                expected_rel[off + p] = r
+        np.testing.assert_array_equal(into_rel[b], expected_rel, err_msg="into relative offsets " + label)
 
 
 @pytest.mark.gpu

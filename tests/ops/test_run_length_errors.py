@@ -145,6 +145,15 @@ def test_total_decoded_size_is_one_unsigned_item(decl, cls, part):
     """, "total_decoded_size=tot", cls, WINDOW, "total_decoded_size", part)
 
 
+def test_into_relative_offsets_must_have_the_decoded_offset_dtype():
+    types = _types()
+    _fails("""
+        t = coop.run_length_decode_into(coop.this_block(), v, l, dst, relative_offsets=src,
+                                        decoded_offset_dtype=np.uint64)
+    """, "coop.run_length_decode_into(", coop.DtypeMismatchError, INTO, "relative_offsets has dtype int32",
+           "np.uint64", argtypes=(types.int32[::1], types.float32[::1], 4))
+
+
 def test_return_total_must_be_a_constant():
     types = _types()
     _fails("""

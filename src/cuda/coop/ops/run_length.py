@@ -125,7 +125,8 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
 
 @kernel_function
 def run_length_decode_into(block, run_values, run_lengths, destination, /, *, decoded_items_per_thread=None,
-                           destination_offset=None, decoded_offset_dtype=None, temp_storage=None):
+                           destination_offset=None, relative_offsets=None, decoded_offset_dtype=None,
+                           temp_storage=None):
     """Decode all of the block's runs into ``destination``; return the total decoded size.
 
     The run table is built once; the block then decodes window after window
@@ -146,6 +147,11 @@ def run_length_decode_into(block, run_values, run_lengths, destination, /, *, de
     destination_offset : int, optional
         Runtime element offset in ``destination`` (uniform across the block;
         default 0; may be negative, which drops the leading items).
+    relative_offsets : 1-D contiguous integer array, optional
+        Receives each decoded item's index within its run at the same index as
+        its value (``relative_offsets[destination_offset + p]``), under the same
+        rule: indices outside the array are dropped, other elements are not
+        touched (NVIDIA's qualified API).
     decoded_offset_dtype : np.uint32 or np.uint64, optional
         The dtype of the returned total (NVIDIA's qualified API); it saturates at
         that dtype's maximum.  Omitted, the total is an int64.
@@ -186,6 +192,7 @@ class RunLengthParams(NamedTuple):
     has_oob: bool
     relative: str  # relative offsets dtype name, or ""
     return_total: bool
+    into_relative: bool = False  # run_length_decode_into writes relative offsets too
     total_payload: str = ""  # total_decoded_size payload dtype name, or ""
     total_dtype: str = "int64"  # dtype of the returned total
 
@@ -316,7 +323,8 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
 
 def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, *,
                                 decoded_items_per_thread=OMITTED, destination_offset=OMITTED,
-                                decoded_offset_dtype=OMITTED, temp_storage=OMITTED) -> CallPlan:
+                                relative_offsets=OMITTED, decoded_offset_dtype=OMITTED,
+                                temp_storage=OMITTED) -> CallPlan:
     call = "coop.run_length_decode_into()"
     g = v.require_group(call, block, kinds=("block",))
     vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
@@ -331,14 +339,28 @@ def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, 
     if d is None:
         d = default_decoded_items_per_thread(vdt)
     off = v.optional_int_operand(call, "destination_offset", destination_offset)
-    total_dt = _decoded_offset_dtype(call, decoded_offset_dtype) or _I64
+    odt = _decoded_offset_dtype(call, decoded_offset_dtype)
+    total_dt = odt or _I64
+    rel = None
+    if v.is_given(relative_offsets):
+        rel = v.require_array(call, "relative_offsets", relative_offsets, written=True)
+        if not is_integer(rel.dtype) or (odt is not None and rel.dtype != odt):
+            want = f"np.{odt.name}" if odt is not None else "an integer dtype (e.g. np.uint32)"
+            raise DtypeMismatchError(
+                f"{call}: relative_offsets has dtype {rel.dtype.name}; pass an array of {want}"
+                + (" (decoded_offset_dtype=)" if odt is not None else "")
+            )
     ts = v.optional_temp_storage(call, temp_storage, g)
     operands.append(AbiOperand("destination", "array", vdt, "out_dst"))
     operands.append(AbiOperand("destination", "extent", _I64, "dst_len"))
     if off is not None:
         operands.append(AbiOperand("destination_offset", "value", _I64, "dst_offset"))
+    if rel is not None:
+        operands.append(AbiOperand("relative_offsets", "array", rel.dtype, "rel_dst"))
+        operands.append(AbiOperand("relative_offsets", "extent", _I64, "rel_len"))
     operands.append(AbiOperand("result", "out", total_dt, "total_out"))
-    params = RunLengthParams("into", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None, False, "", True,
+    params = RunLengthParams("into", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None, False,
+                             rel.dtype.name if rel is not None else "", True, into_relative=rel is not None,
                              total_dtype=total_dt.name)
     return CallPlan(
         op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(total_dt),
@@ -508,6 +530,16 @@ def _into_body(p: RunLengthParams, vdt) -> list:
     nbytes = p.decoded * vdt.itemsize
     word = _word_type(nbytes, cxx_type(vdt))
     off = "dst_offset" if p.has_offset else "0LL"
+    rel = []
+    if p.into_relative:
+        rel = [
+            # The relative offsets' own range [rlo, rhi) in their own array.
+            "const long long rroom = off >= rel_len ? 0LL : ((off < 0 && rel_len > LMAX + off) ? LMAX : rel_len - off);",
+            "const long long rhi = total_s < rroom ? total_s : rroom;",
+        ]
+    emit = ("[&](int i, bool, V value, unsigned long long index) { items[i] = value; rel_items[i] = index; });"
+            if p.into_relative else "[&](int i, bool, V value, unsigned long long) { items[i] = value; });")
+    end = "(hi > rhi ? hi : rhi)" if p.into_relative else "hi"
     return [
         f"const long long off = {off};",
         "const long long len = dst_len;",
@@ -516,14 +548,24 @@ def _into_body(p: RunLengthParams, vdt) -> list:
         "const long long lo = off >= 0 ? 0LL : (off < -total_s ? total_s : -off);",
         "const long long room = off >= len ? 0LL : ((off < 0 && len > LMAX + off) ? LMAX : len - off);",
         "const long long hi = total_s < room ? total_s : room;",
+        *rel,
         "constexpr long long W = (long long)BLOCK_THREADS * D;",
         f"using Word = {word};",
         "constexpr int WORDS = int(sizeof(V) * D / sizeof(Word));",
-        "for (long long w = lo / W * W; w < hi; w += W) {",
+        f"for (long long w = lo / W * W; w < {end}; w += W) {{",
         "  V items[D];",
+        *(["  unsigned long long rel_items[D];"] if p.into_relative else []),
         "  const long long first = w + (long long)linear_tid * D;",
         "  decode(ts, total, (unsigned long long)first,",
-        "         [&](int i, bool, V value, unsigned long long) { items[i] = value; });",
+        f"         {emit}",
+        *([f"  using Rel = {cxx_type(np.dtype(p.relative))};",
+           "  #pragma unroll",
+           "  for (int i = 0; i < D; ++i) {",
+           "    const long long q = first + i;",
+           "    if (q >= lo && q < rhi) rel_dst[off + q] = Rel(rel_items[i]);",
+           "  }",
+           "  if (w >= hi) continue;  // past the destination: only relative offsets were left"]
+          if p.into_relative else []),
         "  if (w >= lo && w + W <= hi) {",
         "    // A whole window inside the destination: vector stores when its start is aligned.",
         "    V* out = out_dst + (off + first);",
