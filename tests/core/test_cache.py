@@ -174,3 +174,13 @@ def test_limit_zero_means_unbounded(disk, monkeypatch):
     for i in range(4):
         c.put(_sized_entry(i))
     assert c.stats.evicted == 0 and len(list(disk.rglob("*.bin"))) == 4
+
+
+@pytest.mark.parametrize("value, expected", [("", 512 * 2**20), ("64", 64 * 2**20), ("0.5", 2**19), ("0", None),
+                                             ("-3", None), ("lots", 512 * 2**20)])
+def test_size_limit_setting(monkeypatch, value, expected):
+    # A malformed value must not break compiles: the default applies.
+    from cuda.coop import _env
+
+    monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", value)
+    assert _env.cache_max_bytes() == expected

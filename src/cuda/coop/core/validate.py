@@ -32,6 +32,7 @@ from ..ops._spec import (
     AlgorithmSpec,
     ArrayArg,
     DeviceFunctionArg,
+    DtypeArg,
     GroupArg,
     NoneArg,
     OperatorArg,
@@ -48,6 +49,7 @@ __all__ = [
     "resolve_payload_dtype", "require_payload_or_scalar", "optional_int_operand", "optional_scalar_of_dtype", "require_literal_bool",
     "optional_temp_storage", "require_given_together", "require_literal_int", "optional_literal_int",
     "require_numeric_operand", "require_device_function", "choose_operator", "require_launch_block",
+    "optional_dtype_choice",
 ]
 
 # CUDA's limits on a thread block (every GPU since compute capability 2.0).
@@ -264,6 +266,27 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
             f"convert it, e.g. np.{dtype.name}(value) (Numba widens int32 arithmetic to int64)"
         )
     return arg
+
+
+def optional_dtype_choice(call: str, label: str, arg, allowed, *, kind: str, hint: str):
+    """A dtype control (``np.uint32`` or its canonical name) among ``allowed``; None when omitted.
+
+    Only canonical names are accepted as strings: ``np.dtype("int")`` would be
+    int64, while a builtin ``int`` means int32 in a kernel.
+    """
+    if not is_given(arg):
+        return None
+    if isinstance(arg, DtypeArg):
+        dt = arg.dtype
+    elif isinstance(arg, StringArg) and arg.value is not None:
+        dt = {d.name: d for d in allowed}.get(arg.value.strip().lower())
+    else:
+        dt = None
+    if dt not in allowed:
+        raise UnsupportedDtypeError(
+            f"{call}: {label}={describe(arg)} is not {kind}; use {hint}"
+        )
+    return dt
 
 
 def require_literal_bool(call: str, label: str, arg, default: bool) -> bool:

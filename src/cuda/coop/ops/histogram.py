@@ -47,13 +47,11 @@ from ._spec import (
     AlgorithmSpec,
     CallPlan,
     CppProvider,
-    DtypeArg,
     LaunchFacts,
     OpSpec,
     PayloadArg,
     PayloadResult,
     StorageNeed,
-    StringArg,
     describe,
 )
 
@@ -162,22 +160,9 @@ class HistogramParams(NamedTuple):
 
 
 def _counter_dtype(call, arg):
-    if not v.is_given(arg):
-        return None
-    if isinstance(arg, DtypeArg):
-        dt = arg.dtype
-    elif isinstance(arg, StringArg) and arg.value is not None:
-        # Only the canonical names: np.dtype("int") would be int64, but int means int32 here.
-        names = {d.name: d for d in COUNTER_DTYPES}
-        dt = names.get(arg.value.strip().lower())
-    else:
-        dt = None
-    if dt is None or dt not in COUNTER_DTYPES:
-        raise UnsupportedDtypeError(
-            f"{call}: counter_dtype={describe(arg)} is not a counter type; use one of "
-            f"{', '.join(d.name for d in COUNTER_DTYPES)} (e.g. np.int32, the default)"
-        )
-    return dt
+    return v.optional_dtype_choice(
+        call, "counter_dtype", arg, COUNTER_DTYPES, kind="a counter type",
+        hint=f"one of {', '.join(d.name for d in COUNTER_DTYPES)} (e.g. np.int32, the default)")
 
 
 def _samples(call, samples):

@@ -50,16 +50,13 @@ from ._spec import (
     AbiOperand,
     CallPlan,
     CppProvider,
-    DtypeArg,
     LaunchFacts,
     OpSpec,
     PayloadArg,
     PayloadResult,
     ScalarResult,
     StorageNeed,
-    StringArg,
     TupleResult,
-    describe,
 )
 
 __all__ = ["run_length_decode", "run_length_decode_into", "SPECS", "default_decoded_items_per_thread"]
@@ -220,19 +217,8 @@ _OFFSET_DTYPES = (np.dtype("uint32"), np.dtype("uint64"))
 
 def _decoded_offset_dtype(call, arg):
     """``decoded_offset_dtype=``: uint32 or uint64 (a dtype or its name), or None."""
-    if not v.is_given(arg):
-        return None
-    if isinstance(arg, DtypeArg):
-        dt = arg.dtype
-    elif isinstance(arg, StringArg) and arg.value is not None:
-        dt = {d.name: d for d in _OFFSET_DTYPES}.get(arg.value.strip().lower())
-    else:
-        dt = None
-    if dt not in _OFFSET_DTYPES:
-        raise UnsupportedDtypeError(
-            f"{call}: decoded_offset_dtype={describe(arg)} is not an offset type; use np.uint32 or np.uint64"
-        )
-    return dt
+    return v.optional_dtype_choice(call, "decoded_offset_dtype", arg, _OFFSET_DTYPES,
+                                   kind="an offset type", hint="np.uint32 or np.uint64")
 
 
 def _offset_output(call, label, arg, items, odt, why):
