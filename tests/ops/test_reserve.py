@@ -37,7 +37,7 @@ POISON = -777
 def _value(dtype: str, expr: str) -> str:
     """Kernel text converting the int32 ``expr`` to a reservation element."""
     if dtype.startswith("complex"):
-        return f"np.{dtype}(complex({expr}, -2 * {expr}))"
+        return f"np.{dtype}(complex({expr}, -2 * ({expr})))"
     return f"np.{dtype}({expr})"
 
 

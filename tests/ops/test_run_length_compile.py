@@ -53,6 +53,23 @@ def _plan_into(vdt="float32", ldt="int32", runs=2, decoded=None):
                                           PayloadArg(np.dtype(ldt), runs), ArrayArg(np.dtype(vdt), 1, True), **kw)
 
 
+@pytest.mark.parametrize("odt", ["uint32", "uint64"])
+def test_total_decoded_size_is_written(odt):
+    """total_decoded_size= reaches the provider and its body writes the total (GPU-found bug:
+    the dtype once filled the wrong params field and the output was never written)."""
+    from cuda.coop.ops import run_length as rl
+    from cuda.coop.ops._spec import DtypeArg, GroupArg, LaunchFacts, PayloadArg, ScalarArg
+
+    dt = np.dtype(odt)
+    plan = rl.plan_run_length_decode(GroupArg("block"), PayloadArg(np.dtype("int32"), 2),
+                                     PayloadArg(np.dtype("int32"), 2),
+                                     decoded_items_per_thread=ScalarArg(np.dtype("int64"), 3),
+                                     total_decoded_size=PayloadArg(dt, 1), decoded_offset_dtype=DtypeArg(dt))
+    assert plan.params.total_payload == odt and not plan.params.into_relative
+    body = plan.generate(plan, LaunchFacts(block=(128, 1, 1), cc=(9, 0))).body
+    assert "total_item[0] =" in body
+
+
 def test_destination_length_is_an_operand():
     """The provider receives the destination's length (the generic "extent" operand)."""
     plan = _plan_into()

@@ -297,9 +297,12 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
     else:
         operands.append(AbiOperand("result", "out", vdt, "decoded"))
         result = window
-    params = RunLengthParams("window", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None,
-                             oob is not None, rel.dtype.name if rel is not None else "", with_total,
-                             tot.dtype.name if tot is not None else "")
+    # Keywords, not positions: a positional total once landed in into_relative and the
+    # total was never written.
+    params = RunLengthParams(op="window", value=vdt.name, values_passing=vpass, length=ldt.name,
+                             lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
+                             has_oob=oob is not None, relative=rel.dtype.name if rel is not None else "",
+                             return_total=with_total, total_payload=tot.dtype.name if tot is not None else "")
     return CallPlan(
         op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -345,9 +348,10 @@ def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, 
         operands.append(AbiOperand("relative_offsets", "array", rel.dtype, "rel_dst"))
         operands.append(AbiOperand("relative_offsets", "extent", _I64, "rel_len"))
     operands.append(AbiOperand("result", "out", total_dt, "total_out"))
-    params = RunLengthParams("into", vdt.name, vpass, ldt.name, lpass, runs, d, off is not None, False,
-                             rel.dtype.name if rel is not None else "", True, into_relative=rel is not None,
-                             total_dtype=total_dt.name)
+    params = RunLengthParams(op="into", value=vdt.name, values_passing=vpass, length=ldt.name,
+                             lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
+                             has_oob=False, relative=rel.dtype.name if rel is not None else "",
+                             return_total=True, into_relative=rel is not None, total_dtype=total_dt.name)
     return CallPlan(
         op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(total_dt),
         operands=tuple(operands), storage=StorageNeed(per="block"),
