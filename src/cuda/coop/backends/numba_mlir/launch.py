@@ -64,4 +64,4 @@ def no_device_error(dispatcher, exc) -> NoDeviceError:
 def install() -> None:
     from . import _compat as C
 
-    C.install_no_device_hook(uses_coop, no_device_error)
+    C.install_launch_hook(uses_coop, no_device_error)

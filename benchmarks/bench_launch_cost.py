@@ -1,0 +1,161 @@
+"""Host cost of one launch: a cuda.coop kernel against the same kernel written without cuda.coop.
+
+    python benchmarks/bench_launch_cost.py [--launches 3000] [--repeat 7] [--profile N]
+
+Each case launches a small copy kernel (one block, 4 items per thread, device arrays)
+``--launches`` times asynchronously and reports host microseconds per launch (median of
+``--repeat`` rounds, synchronized at the end of each round): what a user's loop pays per
+``kernel[grid, block](...)`` call.  Cases:
+
+- ``plain_1d``  / ``plain_3d``: the copy without cuda.coop (numba-cuda-mlir's own floor)
+- ``coop_1d``   / ``coop_3d``: ``ThreadData(4)``, ``coop.load``/``coop.store`` (striped)
+- ``coop_ipt_arg``: the same with ``items_per_thread`` a kernel argument (specialized per value)
+- ``plain_ipt_arg``: the plain copy taking the same extra integer argument
+
+``--profile N`` also runs N launches of each case under cProfile (``--profile-cases``, default
+``coop_1d plain_1d coop_ipt_arg``) and prints where the host time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import import_source, write_results  # noqa: E402
+
+ITEMS = 4
+THREADS_1D = 128
+BLOCK_3D = (8, 4, 4)
+
+KERNELS = '''
+from numba_cuda_mlir import cuda
+from cuda import coop
+
+ITEMS = 4
+
+@cuda.jit
+def plain_1d(src, dst):
+    base = cuda.threadIdx.x
+    for i in range(ITEMS):
+        dst[base + i * cuda.blockDim.x] = src[base + i * cuda.blockDim.x]
+
+@cuda.jit
+def plain_3d(src, dst):
+    t = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    n = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    for i in range(ITEMS):
+        dst[t + i * n] = src[t + i * n]
+
+@cuda.jit
+def plain_ipt_arg(src, dst, items_per_thread):
+    base = cuda.threadIdx.x
+    for i in range(items_per_thread):
+        dst[base + i * cuda.blockDim.x] = src[base + i * cuda.blockDim.x]
+
+@cuda.jit
+def coop_1d(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(ITEMS)
+    coop.load(block, src, items, algorithm="striped")
+    coop.store(block, dst, items, algorithm="striped")
+
+coop_3d = coop_1d
+
+@cuda.jit
+def coop_ipt_arg(src, dst, items_per_thread):
+    block = coop.this_block()
+    items = coop.ThreadData(items_per_thread)
+    coop.load(block, src, items, algorithm="striped")
+    coop.store(block, dst, items, algorithm="striped")
+'''
+
+
+def cases(ns, src, dst):
+    return {
+        "plain_1d": lambda: ns.plain_1d[1, THREADS_1D](src, dst),
+        "coop_1d": lambda: ns.coop_1d[1, THREADS_1D](src, dst),
+        "plain_3d": lambda: ns.plain_3d[1, BLOCK_3D](src, dst),
+        "coop_3d": lambda: ns.coop_3d[1, BLOCK_3D](src, dst),
+        "plain_ipt_arg": lambda: ns.plain_ipt_arg[1, THREADS_1D](src, dst, ITEMS),
+        "coop_ipt_arg": lambda: ns.coop_ipt_arg[1, THREADS_1D](src, dst, ITEMS),
+    }
+
+
+def per_launch_us(launch, launches: int, repeat: int, sync) -> float:
+    launch()  # compile and load outside the timing
+    sync()
+    rounds = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            launch()
+        sync()
+        rounds.append((time.perf_counter() - t0) / launches * 1e6)
+    return statistics.median(rounds)
+
+
+def profile(launch, count: int, sync, top: int = 25) -> str:
+    launch()
+    sync()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(count):
+        launch()
+    sync()
+    prof.disable()
+    text = io.StringIO()
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return text.getvalue()
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--launches", type=int, default=3000)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--profile", type=int, default=0, metavar="N")
+    ap.add_argument("--profile-cases", nargs="*", default=["coop_1d", "plain_1d", "coop_ipt_arg"])
+    ap.add_argument("--only", nargs="*", help="case names to run (default: all)")
+    args = ap.parse_args(argv)
+
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    ns = import_source(KERNELS, "coop_launch_cost_kernels")
+    n = THREADS_1D * ITEMS
+    src = cuda.to_device(np.arange(n, dtype=np.int32))
+    dst = cuda.device_array(n, dtype=np.int32)
+    launches = cases(ns, src, dst)
+    chosen = args.only or list(launches)
+    report = {"launches": args.launches, "repeat": args.repeat, "us_per_launch": {}}
+    for name in chosen:
+        dst[:] = -1
+        us = per_launch_us(launches[name], args.launches, args.repeat, cuda.synchronize)
+        assert np.array_equal(dst.copy_to_host(), src.copy_to_host()), name
+        report["us_per_launch"][name] = us
+        print(f"{name:14s} {us:8.2f} us per launch", flush=True)
+    per = report["us_per_launch"]
+    for shape in ("1d", "3d", "ipt_arg"):
+        if f"coop_{shape}" in per and f"plain_{shape}" in per:
+            extra = per[f"coop_{shape}"] - per[f"plain_{shape}"]
+            report[f"extra_us_{shape}"] = extra
+            print(f"cuda.coop adds {extra:+.2f} us per launch ({shape})")
+    if args.profile:
+        for name in args.profile_cases:
+            print(f"\n===== cProfile: {args.profile} launches of {name} =====")
+            print(profile(launches[name], args.profile, cuda.synchronize))
+    write_results("launch_cost", report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
