@@ -2,6 +2,7 @@
 
     python benchmarks/run_all.py                    # every benchmarks/bench_*.py
     python benchmarks/run_all.py reduce scan        # some of them (bench_reduce.py, bench_scan.py)
+    python benchmarks/run_all.py launch_overhead    # host cost per launch (launch_overhead.py)
     python benchmarks/run_all.py --latency          # also compile_latency.py (host only)
     python benchmarks/run_all.py --allow-no-nvcc    # without the CUDA C++ baselines
 
@@ -29,7 +30,9 @@ from common import nvcc_path  # noqa: E402
 
 
 def available() -> dict[str, Path]:
-    return {p.stem.removeprefix("bench_"): p for p in sorted(HERE.glob("bench_*.py"))}
+    found = {p.stem.removeprefix("bench_"): p for p in sorted(HERE.glob("bench_*.py"))}
+    found["launch_overhead"] = HERE / "launch_overhead.py"  # host cost per launch, no C++ side
+    return found
 
 
 def device_check() -> str | None:

@@ -1,6 +1,6 @@
 """Host cost of one launch: a cuda.coop kernel against the same kernel written without cuda.coop.
 
-    python benchmarks/bench_launch_cost.py [--launches 3000] [--repeat 7] [--profile N]
+    python benchmarks/launch_overhead.py [--launches 3000] [--repeat 7] [--profile N]
 
 Each case launches a small copy kernel (one block, 4 items per thread, device arrays)
 ``--launches`` times asynchronously and reports host microseconds per launch (median of
@@ -153,7 +153,7 @@ def main(argv=None) -> dict:
         for name in args.profile_cases:
             print(f"\n===== cProfile: {args.profile} launches of {name} =====")
             print(profile(launches[name], args.profile, cuda.synchronize))
-    write_results("launch_cost", report)
+    write_results("launch_overhead", report)
     return report
 
 
