@@ -6,6 +6,8 @@
 #   mixed-toolkits ci/check_mixed_toolkits.sh each matrix venv plus the other major's wheels: one toolkit
 #   header-safety  ci/check_header_safety.sh  a CUDA 12 venv never takes the system CUDA 13 CCCL
 #   docs           ci/docs_check.sh           sphinx -W build; explorers in headless chromium
+# offline runs in the background while matrix runs (it is mostly downloads and packaging,
+# matrix mostly pytest on both cores); its log is printed when matrix is done.
 # then ci/summary.py: per-stage results, pytest counts per major, total time, and the
 # closing `total: N passed, N failed, N skipped` line. Exit 1 when anything failed.
 # Logs: ci-venvs/logs/stage-<name>.log. Everything it makes lives in ci-venvs/ (git-ignored).
@@ -25,8 +27,24 @@ stage() {  # name command...
   rc=${PIPESTATUS[0]}
   printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> ci-venvs/results/stages.tsv
 }
-stage offline bash ci/offline_checks.sh
+background() {  # name command...: a stage that runs while the next ones do
+  local name="$1"; shift
+  echo "(stage $name: $* runs in the background; its log follows the matrix)"
+  ( t0=$SECONDS; "$@" > "ci-venvs/logs/stage-$name.log" 2>&1; rc=$?
+    printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" > "ci-venvs/results/background-$name.tsv" ) &
+  background_pid=$!
+  background_name=$name
+}
+join_background() {
+  wait "$background_pid"
+  echo; echo "==================== $background_name (ran in the background) ===================="
+  cat "ci-venvs/logs/stage-$background_name.log"
+  cat "ci-venvs/results/background-$background_name.tsv" >> ci-venvs/results/stages.tsv 2>/dev/null \
+    || printf '%s\t1\t0\n' "$background_name" >> ci-venvs/results/stages.tsv
+}
+background offline bash ci/offline_checks.sh
 stage matrix bash ci/test_matrix.sh 13 12
+join_background
 stage mixed-toolkits bash ci/check_mixed_toolkits.sh
 stage header-safety bash ci/check_header_safety.sh
 stage docs bash ci/docs_check.sh
