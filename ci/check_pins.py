@@ -100,6 +100,10 @@ def check_variants(rep: Report, root: Path, pins: dict) -> None:
                   [str(pins[m][pkey]) for m in MAJORS])
 
 
+# PyPI names whose conda-forge package is spelled differently.
+CONDA_NAMES = {"ml-dtypes": "ml_dtypes"}
+
+
 def check_recipe(rep: Report, root: Path, py: dict) -> None:
     text = (root / "recipe" / "recipe.yaml").read_text()
     rec = yaml.safe_load(text)  # the ${{ }} expressions are plain strings to YAML
@@ -108,7 +112,8 @@ def check_recipe(rep: Report, root: Path, py: dict) -> None:
     run = [r for r in rec["requirements"]["run"] if isinstance(r, str)]
     for dep in py["project"]["dependencies"]:
         r = Requirement(dep)
-        want = f"{canonicalize_name(r.name)} {r.specifier}"
+        name = canonicalize_name(r.name)
+        want = f"{CONDA_NAMES.get(name, name)} {r.specifier}"
         rep.check(want in run, f"recipe run has pyproject dependency '{dep}'", want)
     # conda-forge's python_min pattern: run `python >=${{ python_min }}`, python_min from variants.yaml
     rep.check("python >=${{ python_min }}" in run, "recipe run python is >=${{ python_min }}")

@@ -19,12 +19,12 @@ def computed_items(src, dst, n):
 # example-end computed-items
 
 
-# example-begin float16
+# example-begin unsupported-dtype
 @cuda.jit
-def half_payload(src, dst):
-    items = coop.ThreadData(4, dtype=np.float16)
+def complex_payload(src, dst):
+    items = coop.ThreadData(4, dtype=np.complex64)
     coop.load(coop.this_block(), src, items)
-# example-end float16
+# example-end unsupported-dtype
 
 
 # example-begin dtype-mismatch
@@ -211,7 +211,7 @@ F64 = (np.zeros(1, np.float64), np.zeros(1, np.float64))
 # name -> (kernel or host function, example arguments, launch, expected error class)
 MISTAKES = {
     "computed-items": (computed_items, I32 + (np.int64(4),), {"block": 128}, "NonConstantArgumentError"),
-    "float16": (half_payload, I32, {"block": 128}, "UnsupportedDtypeError"),
+    "unsupported-dtype": (complex_payload, I32, {"block": 128}, "UnsupportedDtypeError"),
     "dtype-mismatch": (float_payload_int_array, I32, {"block": 128}, "DtypeMismatchError"),
     "literal-dtype": (float64_literal, F32 + (np.int64(1),), {"block": 128}, "DtypeMismatchError"),
     "unknown-algorithm": (misspelled_algorithm, I32, {"block": 128}, "InvalidAlgorithmError"),

@@ -6,18 +6,32 @@ import numpy as np
 
 from ._errors import UnsupportedDtypeError
 
-__all__ = ["SUPPORTED_DTYPES", "normalize_dtype", "cxx_type", "is_integer", "is_float", "dtype_names"]
+__all__ = ["SUPPORTED_DTYPES", "BFLOAT16", "normalize_dtype", "cxx_type", "is_integer", "is_float", "is_half",
+           "dtype_names"]
 
-# The common contract: fixed-width integers and IEEE float32/float64.  bool,
-# float16/bfloat16, complex and structured types are rejected before NVRTC.
+
+def _bfloat16():
+    """NumPy's bfloat16 is ml_dtypes' (what numba-cuda-mlir types as ``__nv_bfloat16``);
+    None without ml_dtypes, an optional dependency."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+BFLOAT16: np.dtype | None = _bfloat16()
+
+# The common contract: fixed-width integers and IEEE float16/32/64, and bfloat16 where
+# ml_dtypes is installed.  bool, complex and structured types are rejected before NVRTC.
 SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(
     np.dtype(n)
     for n in (
         "int8", "int16", "int32", "int64",
         "uint8", "uint16", "uint32", "uint64",
-        "float32", "float64",
+        "float16", "float32", "float64",
     )
-)
+) + ((BFLOAT16,) if BFLOAT16 is not None else ())
 
 _CXX = {
     "int8": "signed char",
@@ -28,6 +42,8 @@ _CXX = {
     "uint16": "unsigned short",
     "uint32": "unsigned int",
     "uint64": "unsigned long long",
+    "float16": "__half",
+    "bfloat16": "__nv_bfloat16",
     "float32": "float",
     "float64": "double",
 }
@@ -47,6 +63,12 @@ def normalize_dtype(value, *, label: str) -> np.dtype:
         return np.dtype("int32")
     if value is float:
         return np.dtype("float32")
+    if isinstance(value, str) and value.strip().lower() == "bfloat16" and BFLOAT16 is None:
+        raise UnsupportedDtypeError(
+            f"{label}='bfloat16' needs the ml_dtypes package (NumPy's bfloat16): pip install ml_dtypes"
+        )
+    if isinstance(value, str) and value.strip().lower() == "bfloat16":
+        return BFLOAT16
     if value is bool:
         raise UnsupportedDtypeError(
             f"{label}=bool is not supported; use {dtype_names()} (store flags as int8 or int32)"
@@ -77,4 +99,11 @@ def is_integer(dt: np.dtype) -> bool:
 
 
 def is_float(dt: np.dtype) -> bool:
-    return np.dtype(dt).kind == "f"
+    dt = np.dtype(dt)
+    return dt.kind == "f" or (BFLOAT16 is not None and dt == BFLOAT16)
+
+
+def is_half(dt: np.dtype) -> bool:
+    """float16 or bfloat16: CUDA's __half / __nv_bfloat16, C++ classes rather than
+    built-in types, so they never cross the extern "C" boundary by value."""
+    return is_float(dt) and np.dtype(dt).itemsize == 2

@@ -32,15 +32,15 @@ ISSUES_URL = "https://github.com/cuda-coop/cuda-coop/issues"
 
 _log = logging.getLogger(__name__)  # "cuda.coop.core.build", under the package's "cuda.coop" logger
 
-# bfloat16 support is compiled out: cuda-coop payloads never use it and skipping
-# cuda_bf16.h saves NVRTC time.  float16 must stay: with both compiled out, CCCL
-# 2.8/3.0 enable their SIMD ThreadReduce path for every type (an #if chain without
-# an #else in thread_reduce.cuh), which reaches an assert(false) stub and traps.
+# float16 and bfloat16 stay compiled in (CCCL includes cuda_fp16.h / cuda_bf16.h
+# itself): payloads use both, and disabling them costs correctness, not just types:
+# with both compiled out, CCCL 2.8/3.0 enable their SIMD ThreadReduce path for every
+# type (an #if chain without an #else in thread_reduce.cuh), which reaches an
+# assert(false) stub.  Keeping bfloat16 costs no measurable NVRTC time.
 NVRTC_OPTIONS = (
     "-std=c++17",
     "-rdc=true",
     "-dlto",
-    "-DCCCL_DISABLE_BF16_SUPPORT",
 )
 
 

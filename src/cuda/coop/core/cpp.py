@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from .._dtypes import cxx_type
 from ..ops._spec import CallPlan, CppProvider, LaunchFacts
 
 __all__ = ["Provider", "make_provider", "render_translation_unit", "PROVIDER_ABI_VERSION",
@@ -119,6 +120,8 @@ def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True
                 f"(linear_tid % 32u / {w}u) * "
                 "((sizeof(TempStorage) + alignof(TempStorage) - 1) / alignof(TempStorage) * alignof(TempStorage));")
     callbacks = "\n".join(_callback_decls(plan, callbacks or {}))
+    by_reference = "".join(f"\n  const {cxx_type(op.dtype)} {op.name} = *{op.name}_ref;"
+                           for op in plan.operands if op.by_reference)
     template = f"""\
 namespace SYMBOL_ns {{
 constexpr int BLOCK_X = {x}, BLOCK_Y = {y}, BLOCK_Z = {z};
@@ -129,7 +132,7 @@ constexpr int BLOCK_THREADS = {x * y * z};
 extern "C" __device__ void SYMBOL({", ".join(params)}) {{
   using namespace SYMBOL_ns;
   const unsigned linear_tid = {_linear_tid(launch)};
-  (void)linear_tid;
+  (void)linear_tid;{by_reference}
   {temp}
   {{
 {_indent(cpp.body, 4)}
@@ -155,7 +158,6 @@ def _callback_decls(plan: CallPlan, symbols: dict):
     part of the provider's C++ and of its digest.  The LTO link inlines both the
     forwarding function and the user's code.
     """
-    from .._dtypes import cxx_type
     from ..ops._spec import PointerTo
 
     def ctype(t):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import SUPPORTED_DTYPES, dtype_names, is_integer
+from .._dtypes import SUPPORTED_DTYPES, dtype_names, is_half, is_integer
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -446,3 +446,19 @@ def require_launch_block(call: str, block) -> tuple:
             f"block; launch with at most {MAX_BLOCK_THREADS} threads per block and more blocks"
         )
     return shape
+
+
+def require_no_half_callback(call: str, label: str, dtype) -> None:
+    """Device-function operators on float16/bfloat16 are refused (for now) with the way out.
+
+    A 16-bit float crosses the C ABI between the user's function and CUB by value,
+    where the compiler's ``f16`` and C++'s ``__half`` class do not match (see
+    ``AbiOperand.by_reference``): the call would stay un-inlined with garbage arguments.
+    """
+    if dtype is not None and is_half(dtype):
+        raise UnsupportedDtypeError(
+            f"{call}: {label}= is a device function, but the values are {np.dtype(dtype).name}; device-function "
+            "operators on float16/bfloat16 values are not supported yet (a 16-bit float cannot cross the C ABI "
+            f"by value). Use a built-in operator (e.g. {label}='+', 'min' or 'max') or convert the values to "
+            "float32 first"
+        )

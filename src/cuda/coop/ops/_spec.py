@@ -241,10 +241,24 @@ class AbiOperand:
     dtype: np.dtype
     name: str
 
+    @property
+    def by_reference(self) -> bool:
+        """A 16-bit float "value" travels as a pointer to a one-item local array.
+
+        ``__half``/``__nv_bfloat16`` are C++ classes; the compiler passes an ``f16``/``bf16``
+        scalar.  Declared by value, the two prototypes do not match: nvJitLink links
+        without error but leaves an un-inlined call whose argument is never loaded.
+        By pointer the types agree and LTO removes the array."""
+        from .._dtypes import is_half
+
+        return self.passing == "value" and is_half(self.dtype)
+
     def cxx_param(self) -> str:
         from .._dtypes import cxx_type
 
         t = cxx_type(self.dtype)
+        if self.by_reference:
+            return f"const {t}* {self.name}_ref"
         if self.passing in ("value", "extent"):
             return f"{t} {self.name}"
         const = "const " if self.passing in ("array", "scalar_in") and self.name.startswith("in_") else ""

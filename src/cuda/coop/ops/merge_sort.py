@@ -161,6 +161,7 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     order = v.choose_operator(call, "compare_op", compare_op, COMPARE_OPS, default="less", what="comparison")
     callbacks = ()
     if isinstance(order, DeviceFunctionArg):
+        v.require_no_half_callback(call, "compare_op", kdt)
         # The user's function returns a bool, which the C ABI passes as int32.
         callbacks = (Callback(role="compare_op", function=order, restype=_INT32, argtypes=(kdt, kdt)),)
         order = "callback"

@@ -171,6 +171,7 @@ def _operator(call, label, arg, aliases, default, dtype, restype, *, value_resul
     """
     op = v.choose_operator(call, label, arg, aliases, default=default)
     if isinstance(op, DeviceFunctionArg):
+        v.require_no_half_callback(call, label, dtype)
         return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype),
                                      value_result=value_result),)
     return op, ()

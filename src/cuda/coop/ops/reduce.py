@@ -263,6 +263,8 @@ def value_operand(call: str, value, label: str = "value"):
 def choose_binary_op(call: str, label: str, arg, dtype, *, default=None):
     """A canonical operator name or DeviceFunctionArg, checked against ``dtype``."""
     op = v.choose_operator(call, label, arg, OPERATORS, default=default)
+    if isinstance(op, DeviceFunctionArg):
+        v.require_no_half_callback(call, label, dtype)
     if isinstance(op, str) and op in BITWISE and not is_integer(dtype):
         raise UnsupportedDtypeError(
             f"{call}: {label}={describe(arg)} is a bitwise operator, which needs an integer dtype, "

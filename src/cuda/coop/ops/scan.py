@@ -287,6 +287,7 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
             argtypes = (PointerTo(state_dtype), dtype)
         else:
             argtypes = (dtype,)
+        v.require_no_half_callback(call, "prefix_op", dtype)
         callbacks.append(Callback(role="prefix_op", function=fn, restype=dtype, argtypes=argtypes))
     # -- mode and initial value -----------------------------------------------------
     has_init = v.is_given(initial_value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._dtypes import SUPPORTED_DTYPES
+from ..._dtypes import BFLOAT16, SUPPORTED_DTYPES
 from ...ops import _spec as spec
 from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
 
@@ -92,11 +92,17 @@ register_model(ThreadDataType)(ArrayModel)
 
 
 def numpy_dtype(numba_type) -> np.dtype | None:
+    if BFLOAT16 is not None and _is_bfloat16(numba_type):
+        return BFLOAT16  # numba-cuda-mlir 0.6 has no NumPy dtype for its bfloat16 type
     try:
         dt = np.dtype(as_dtype(numba_type))
     except Exception:
         return None
     return dt if dt in SUPPORTED_DTYPES else None
+
+
+def _is_bfloat16(numba_type) -> bool:
+    return str(numba_type) == "__nv_bfloat16"
 
 
 def describe_type(ty):
@@ -119,7 +125,7 @@ def describe_type(ty):
         return spec.ScalarArg(None, type_name="bool")
     if isinstance(ty, types.IntegerLiteral):
         return spec.ScalarArg(numpy_dtype(ty.literal_type) or np.dtype("int64"), int(ty.literal_value))
-    if isinstance(ty, (types.Integer, types.Float)):
+    if isinstance(ty, (types.Integer, types.Float)) or (isinstance(ty, types.Number) and _is_bfloat16(ty)):
         return spec.ScalarArg(numpy_dtype(ty), type_name=str(ty))
     if isinstance(ty, types.StringLiteral):
         return spec.StringArg(ty.literal_value)
