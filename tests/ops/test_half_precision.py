@@ -31,10 +31,7 @@ def kernel(src, moved, striped, sums, scanned, sorted_desc, radix, top, diffs, s
     items = coop.ThreadData({ITEMS})
     coop.load(block, src[base:], items)
     coop.store(block, moved[base:], items)
-    ex = coop.ThreadData({ITEMS}, dtype={DT})
-    for i in range({ITEMS}):
-        ex[i] = items[i]
-    coop.exchange(block, ex, mode="blocked_to_striped")
+    ex = coop.exchange(block, items, mode="blocked_to_striped")
     for i in range({ITEMS}):
         striped[base + tid * {ITEMS} + i] = ex[i]
     total = coop.sum(block, items)
@@ -46,14 +43,9 @@ def kernel(src, moved, striped, sums, scanned, sorted_desc, radix, top, diffs, s
         sums[b * 3 + 2] = one
     inc = coop.inclusive_sum(block, items)
     coop.store(block, scanned[base:], inc)
-    ms = coop.ThreadData({ITEMS}, dtype={DT})
-    rs = coop.ThreadData({ITEMS}, dtype={DT})
-    for i in range({ITEMS}):
-        ms[i] = items[i]
-        rs[i] = items[i]
-    coop.merge_sort_keys(block, ms, descending=True)
+    ms = coop.merge_sort_keys(block, items, descending=True)
     coop.store(block, sorted_desc[base:], ms)
-    coop.radix_sort_keys(block, rs)
+    rs = coop.radix_sort_keys(block, items)
     coop.store(block, radix[base:], rs)
     tk = coop.topk_max_keys(block, items, k=16)
     coop.store(block, top[base:], tk)
@@ -86,8 +78,16 @@ def _run(dtype, values):
     src = values.astype(dtype)
     poison = np.array(-77, dtype=np.float32).astype(dtype)
 
+    # numba-cuda-mlir 0.6 copies host arrays through a buffer, which refuses ml_dtypes'
+    # bfloat16 ("cannot include dtype 'E'"): move the 16 bits and view them as bfloat16.
+    def to_device(host):
+        return cuda.to_device(host.view(np.uint16)).view(dtype)
+
+    def to_host(dev):
+        return dev.view(np.uint16).copy_to_host().view(dtype)
+
     def out(size):
-        return cuda.to_device(np.full(size, poison, dtype=dtype))
+        return to_device(np.full(size, poison, dtype=dtype))
 
     outs = dict(moved=out(n), striped=out(n), sums=out(BLOCKS * 3), scanned=out(n), sorted_desc=out(n),
                 radix=out(n), top=out(n), diffs=out(n), shuffled=out(BLOCKS * THREADS),
@@ -95,9 +95,9 @@ def _run(dtype, values):
     spelling = "np.float16" if dtype == np.dtype("float16") else "ml_dtypes.bfloat16"
     source = SOURCE.replace("{DT}", spelling).format(TILE=TILE, ITEMS=ITEMS, THREADS=THREADS)
     kernel = module_from_source(source).kernel
-    kernel[BLOCKS, THREADS](cuda.to_device(src), *outs.values())
+    kernel[BLOCKS, THREADS](to_device(src), *outs.values())
     cuda.synchronize()
-    return src, {k: v.copy_to_host() for k, v in outs.items()}
+    return src, {k: to_host(v) for k, v in outs.items()}
 
 
 def _f64(a):
@@ -107,9 +107,9 @@ def _f64(a):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", _dtypes())
 def test_every_family_on_small_integers(dtype):
-    """Values in -3..3: every result (sums and scans included) is exact in both types."""
+    """Values in -2..2: every result (sums and scans included) is exact in both types."""
     rng = np.random.default_rng(16)
-    src, got = _run(dtype, rng.integers(-3, 4, size=BLOCKS * TILE).astype(np.float32))
+    src, got = _run(dtype, rng.integers(-2, 3, size=BLOCKS * TILE).astype(np.float32))
     np.testing.assert_array_equal(got["moved"], src)
     for b in range(BLOCKS):
         tile = src[b * TILE:(b + 1) * TILE]

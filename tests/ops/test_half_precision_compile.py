@@ -35,8 +35,8 @@ def kernel(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(4)
     coop.load(block, src, items)
-    coop.exchange(block, items, mode="blocked_to_striped")
-    coop.store(block, dst, items)
+    out = coop.exchange(block, items, mode="blocked_to_striped")
+    coop.store(block, dst, out)
 """,
     "reduce": """
 @cuda.jit
@@ -78,8 +78,8 @@ def kernel(src, dst):
     vals = coop.ThreadData(4)
     coop.load(block, src, keys)
     coop.load(block, src, vals)
-    coop.radix_sort_pairs(block, keys, vals, descending=True)
-    coop.store(block, dst, vals)
+    k2, v2 = coop.radix_sort_pairs(block, keys, vals, descending=True)
+    coop.store(block, dst, v2)
 """,
     "merge_sort": """
 @cuda.jit
@@ -87,8 +87,8 @@ def kernel(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(4)
     coop.load(block, src, items)
-    coop.merge_sort_keys(block, items, valid_items=300, oob_default=src[0])
-    coop.store(block, dst, items)
+    out = coop.merge_sort_keys(block, items, valid_items=300, oob_default=src[0])
+    coop.store(block, dst, out)
 """,
     "topk": """
 @cuda.jit
@@ -96,8 +96,8 @@ def kernel(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(4)
     coop.load(block, src, items)
-    coop.topk_max_keys(block, items, k=8)
-    coop.store(block, dst, items)
+    out = coop.topk_max_keys(block, items, k=8)
+    coop.store(block, dst, out)
 """,
     "neighbors": """
 @cuda.jit
