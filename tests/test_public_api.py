@@ -30,6 +30,26 @@ def test_every_public_name_resolves():
     assert ANCHOR_COMMON <= set(coop.__all__)
 
 
+def test_operations_are_imported_by_name_for_editors():
+    """cuda/coop/__init__.py imports each operation by name (what static tools read), and
+    those are exactly the registry's stubs; py.typed marks the package as typed."""
+    import ast
+    from pathlib import Path
+
+    from cuda.coop.ops._registry import public_operations
+
+    init = Path(coop.__file__)
+    imported = {alias.asname or alias.name
+                for node in ast.parse(init.read_text()).body if isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("ops.") for alias in node.names}
+    ops = public_operations()
+    assert imported == set(ops)
+    assert set(ops) <= set(coop.__all__)
+    for name, stub in ops.items():
+        assert getattr(coop, name) is stub, name
+    assert (init.parent / "py.typed").is_file()
+
+
 def test_operations_have_positional_operands_and_keyword_controls():
     from cuda.coop.ops._registry import all_specs
 

@@ -17,9 +17,21 @@ from ._groups import (
 from ._payloads import TempStorage, ThreadData
 from ._protocols import TempStorageLike, ThreadDataLike
 from ._registration import register
-from .ops._registry import public_operations as _public_operations
 
-globals().update(_public_operations())
+# The operations, imported by name so that editors and type checkers see them (the
+# registry, ops/_registry.py, and __all__ must list the same names: tests/test_public_api.py
+# checks).
+from .ops.load_store import load, store
+from .ops.exchange import exchange
+from .ops.shuffle import shuffle
+from .ops.reduce import reduce, reduce_batched, sum  # coop.sum shadows the builtin, like np.sum
+from .ops.scan import exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum, scan
+from .ops.merge_sort import merge_sort_keys, merge_sort_pairs
+from .ops.radix import radix_rank, radix_rank_keys, radix_sort_keys, radix_sort_pairs
+from .ops.topk import topk_max_keys, topk_max_pairs, topk_min_keys, topk_min_pairs
+from .ops.neighbors import adjacent_difference, discontinuity
+from .ops.histogram import histogram
+from .ops.run_length import run_length_decode, run_length_decode_into
 
 __all__ = [
     "__version__",
@@ -40,7 +52,14 @@ __all__ = [
     "TempStorage",
     "ThreadDataLike",
     "TempStorageLike",
-    *_public_operations(),
+    "load", "store", "exchange", "shuffle",
+    "reduce", "reduce_batched", "sum",
+    "scan", "exclusive_scan", "inclusive_scan", "exclusive_sum", "inclusive_sum",
+    "merge_sort_keys", "merge_sort_pairs",
+    "radix_sort_keys", "radix_sort_pairs", "radix_rank", "radix_rank_keys",
+    "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs",
+    "adjacent_difference", "discontinuity", "histogram",
+    "run_length_decode", "run_length_decode_into",
     *_errors_all,
 ]
 
