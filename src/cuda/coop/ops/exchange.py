@@ -86,7 +86,7 @@ _HEADERS = {"block": ("cub/block/block_exchange.cuh",), "warp": ("cub/warp/warp_
 # --------------------------------------------------------------------------------------
 
 @kernel_function
-def exchange(group, value, /, *, mode=None, ranks=None, valid_flags=None, warp_time_slicing=False,
+def exchange(group, value, /, *, mode, ranks=None, valid_flags=None, warp_time_slicing=False,
              temp_storage=None):
     """Rearrange the group's tile from one per-thread layout to another.
 

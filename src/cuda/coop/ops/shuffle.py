@@ -53,7 +53,7 @@ HEADERS = ("cub/block/block_shuffle.cuh",)
 # --------------------------------------------------------------------------------------
 
 @kernel_function
-def shuffle(block, value, /, *, mode=None, distance=1, temp_storage=None):
+def shuffle(block, value, /, *, mode, distance=1, temp_storage=None):
     """Shift a block's blocked tile, or exchange one scalar per thread.
 
     Parameters
