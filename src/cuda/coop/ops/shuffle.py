@@ -109,6 +109,10 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     g = v.require_group(call, block, kinds=("block",))
     m = v.choose(call, "mode", mode, TILE_MODES + SCALAR_MODES)
     d = v.optional_int_operand(call, "distance", distance)
+    if d is not None and d.is_literal and int(d.literal) == 1:
+        # distance=1 written out is the stub's default: plan it as omitted, so the two
+        # spellings share one provider (the runtime operand would be unused anyway).
+        d = None
     unit = d is None or (d.is_literal and int(d.literal) == 1)
     # A distance known at compile time (omitted = 1) is folded into the C++.
     literal = 1 if d is None else (int(d.literal) if d.is_literal else None)
