@@ -221,7 +221,7 @@ def plan_merge_sort_pairs(group, keys, values, /, *, descending=OMITTED, valid_i
 # --------------------------------------------------------------------------------------
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = plan.params
+    p: MergeSortParams = plan.params
     kdt = np.dtype(p.keys)
     pairs = p.values is not None
     value_t = cxx_type(np.dtype(p.values)) if pairs else "cub::NullType"

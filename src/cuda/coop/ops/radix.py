@@ -360,7 +360,7 @@ def _bins_tracked(radix_bits: int, threads: int) -> int:
 
 
 def _check_rank_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    p = plan.params
+    p: RadixRankParams = plan.params
     if p.prefix_items is None:
         return
     need = _bins_tracked(p.radix_bits, launch.block_threads)
@@ -389,7 +389,7 @@ def _sort_type(value_t: str, radix_bits: int) -> str:
 
 
 def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = plan.params
+    p: RadixSortParams = plan.params
     kdt = np.dtype(p.keys)
     pairs = p.values is not None
     striped = p.striped
@@ -454,7 +454,7 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 
 def _generate_rank(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = plan.params
+    p: RadixRankParams = plan.params
     kdt = np.dtype(p.keys)
     rbits = p.radix_bits
     decls = [

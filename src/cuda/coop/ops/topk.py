@@ -242,7 +242,7 @@ def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTE
 # --------------------------------------------------------------------------------------
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = plan.params
+    p: TopkParams = plan.params
     kdt = np.dtype(p.keys)
     pairs = p.values is not None
     decls = [
@@ -276,7 +276,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 
 def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = plan.params
+    p: TopkParams = plan.params
     kdt = np.dtype(p.keys)
     pairs = p.values is not None
     decls = [
