@@ -14,13 +14,8 @@ from ._spec import AbiOperand, PayloadArg, PayloadResult, ScalarResult
 
 __all__ = [
     "key_dtype", "value_dtype", "key_value_operands", "ordering_functor", "copy_in", "copy_out",
-    "bit_ordering", "param_dict", "sentinel_bits", "sentinel_decl", "result_like",
+    "bit_ordering", "sentinel_bits", "sentinel_decl", "result_like",
 ]
-
-
-def param_dict(plan) -> dict:
-    """A plan's ``params`` (a tuple of ``(name, value)`` pairs) as a dict."""
-    return dict(plan.params)
 
 
 def key_dtype(call: str, label: str, keys) -> tuple[PayloadArg, np.dtype]:

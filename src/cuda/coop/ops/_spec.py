@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from collections.abc import Hashable
 from typing import Any, Callable
 
 import numpy as np
@@ -351,7 +352,10 @@ class CallPlan:
     operands: tuple  # of AbiOperand
     storage: StorageNeed | None
     temp_storage: str | None  # name of the bound argument holding an explicit TempStorage
-    params: tuple  # hashable static parameters (identity of the generated C++)
+    # The family's static parameters: the identity of the generated C++.  A frozen,
+    # keyword-only dataclass per family (hashable: plans are memoized and compared);
+    # its generator reads the fields by name, never by position.
+    params: Hashable
     generate: Callable[["CallPlan", LaunchFacts], CppProvider] = field(compare=False, hash=False)
     check_launch: Callable[["CallPlan", LaunchFacts], None] | None = field(
         default=None, compare=False, hash=False

@@ -86,7 +86,7 @@ _HEADERS = {"block": ("cub/block/block_exchange.cuh",), "warp": ("cub/warp/warp_
 # --------------------------------------------------------------------------------------
 
 @kernel_function
-def exchange(group, value, /, *, mode=None, ranks=None, valid_flags=None, warp_time_slicing=False,
+def exchange(group, value, /, *, mode, ranks=None, valid_flags=None, warp_time_slicing=False,
              temp_storage=None):
     """Rearrange the group's tile from one per-thread layout to another.
 
@@ -160,6 +160,20 @@ def _integer_companion(call, m, label, arg, items, used, operands, *, c_name, pu
     return payload.dtype
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExchangeParams:
+    """The identity of one generated exchange provider."""
+
+    kind: str  # the group kind: "block" or "warp"
+    width: int  # logical warp width (0 for a block)
+    dtype: str  # item dtype name
+    items: int  # items per thread
+    mode: str  # a key of MODES
+    warp_time_slicing: bool
+    rank_dtype: str | None  # dtype name of ranks=, None when the mode takes none
+    flag_dtype: str | None  # dtype name of valid_flags=, None when the mode takes none
+
+
 def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=OMITTED,
                   warp_time_slicing=OMITTED, temp_storage=OMITTED) -> CallPlan:
     call = "coop.exchange()"
@@ -197,15 +211,16 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
         op="exchange", family="exchange", group=g, result=PayloadResult(dtype, items.items),
         operands=tuple(operands), storage=storage,
         temp_storage="temp_storage" if ts is not None else None,
-        params=("exchange", g.kind, g.width, dtype.name, items.items, m.name, sliced,
-                rank_dtype.name if rank_dtype is not None else None,
-                flag_dtype.name if flag_dtype is not None else None),
+        params=ExchangeParams(kind=g.kind, width=g.width, dtype=dtype.name, items=items.items, mode=m.name,
+                              warp_time_slicing=sliced,
+                              rank_dtype=rank_dtype.name if rank_dtype is not None else None,
+                              flag_dtype=flag_dtype.name if flag_dtype is not None else None),
         generate=_generate, check_launch=_check_launch,
     )
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    mode = MODES[plan.params[5]]
+    mode = MODES[plan.params.mode]
     threads = launch.block_threads
     if threads % 32 == 0:
         return
@@ -255,7 +270,8 @@ for (int i = 0; i < IPT; ++i) res[i] = buff[slot((int)linear_tid * IPT + i)];"""
 
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, kind, width, dtype_name, ipt, mode_name, sliced, _rank_dtype, _flag_dtype = plan.params
+    p: ExchangeParams = plan.params
+    kind, width, dtype_name, ipt, mode_name, sliced = p.kind, p.width, p.dtype, p.items, p.mode, p.warp_time_slicing
     m = MODES[mode_name]
     decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {ipt};"]
     body = ["const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);",

@@ -24,7 +24,7 @@ counters are staged in shared memory once per call either way).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -144,7 +144,8 @@ def histogram(block, samples, /, *, bins, bins_per_thread=None, counter_dtype=No
 # Planning
 # --------------------------------------------------------------------------------------
 
-class HistogramParams(NamedTuple):
+@dataclass(frozen=True, kw_only=True)
+class HistogramParams:
     """The identity of one generated histogram provider."""
 
     sample: str  # sample dtype name
@@ -154,9 +155,9 @@ class HistogramParams(NamedTuple):
     bins_per_thread: int
     counter: str  # counter dtype name
     algorithm: str
-    has_valid: bool
-    layout: str
-    accumulate: bool
+    has_valid: bool  # valid_items given
+    layout: str  # how bins are spread over threads: "blocked" or "striped"
+    accumulate: bool  # accumulate= given: counters are updated in place, no result
 
 
 def _counter_dtype(call, arg):
@@ -239,8 +240,9 @@ def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, 
     else:
         operands.append(AbiOperand("result", "out", counter, "counts"))
         result = PayloadResult(counter, bpt)
-    params = HistogramParams(sample_dtype.name, passing, items, n_bins, bpt, counter.name, algo.name,
-                             vi is not None, lay, acc is not None)
+    params = HistogramParams(sample=sample_dtype.name, samples_passing=passing, items=items, bins=n_bins,
+                             bins_per_thread=bpt, counter=counter.name, algorithm=algo.name,
+                             has_valid=vi is not None, layout=lay, accumulate=acc is not None)
     return CallPlan(
         op="histogram", family="histogram", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,

@@ -11,6 +11,8 @@ reads memory striped (coalesced) and rearranges through shared memory.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -161,8 +163,26 @@ def store(group, destination, value, /, *, algorithm="direct", valid_items=None,
 # Planning
 # --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
+class LoadStoreParams:
+    """The identity of one generated load or store provider."""
+
+    op: str  # "load" or "store"
+    kind: str  # the group kind: "block" or "warp"
+    width: int  # logical warp width (0 for a block)
+    dtype: str  # item dtype name
+    items: int  # items per thread
+    algorithm: str
+    needs_warp_multiple: bool  # the algorithm needs whole warps (checked at launch)
+    has_valid_items: bool
+    has_oob_default: bool
+    has_offset: bool
+    value_passing: str = ""  # store only: "payload" or "value" (a scalar stored as one item)
+
+
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    algo_name, needs_multiple = plan.params[5], plan.params[6]
+    p: LoadStoreParams = plan.params
+    algo_name, needs_multiple = p.algorithm, p.needs_warp_multiple
     threads = launch.block_threads
     if plan.group.kind == "warp" and threads % 32:
         raise UnsupportedBlockShapeError(
@@ -210,8 +230,9 @@ def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTE
     return CallPlan(
         op="load", family="load_store", group=g, result=None, operands=operands,
         storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
-        params=("load", g.kind, g.width, dtype.name, out.items, algo.name, algo.needs_warp_multiple,
-                has_vi, has_oob, has_off),
+        params=LoadStoreParams(op="load", kind=g.kind, width=g.width, dtype=dtype.name, items=out.items,
+                               algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
+                               has_valid_items=has_vi, has_oob_default=has_oob, has_offset=has_off),
         generate=_generate, check_launch=_check_launch,
         notes=(("output", dtype.name),),
     )
@@ -241,8 +262,10 @@ def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=O
     return CallPlan(
         op="store", family="load_store", group=g, result=None, operands=operands,
         storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
-        params=("store", g.kind, g.width, dtype.name, items, algo.name, algo.needs_warp_multiple,
-                has_vi, False, has_off, passing),
+        params=LoadStoreParams(op="store", kind=g.kind, width=g.width, dtype=dtype.name, items=items,
+                               algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
+                               has_valid_items=has_vi, has_oob_default=False, has_offset=has_off,
+                               value_passing=passing),
         generate=_generate, check_launch=_check_launch,
         notes=(("value", dtype.name),) if passing == "payload" else (),
     )
@@ -261,7 +284,9 @@ def _storage(group, algo: AlgorithmSpec):
 # --------------------------------------------------------------------------------------
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    op, kind, width, dtype_name, ipt, algo_name, _, has_vi, has_oob, has_off = plan.params[:10]
+    p: LoadStoreParams = plan.params
+    op, kind, width, dtype_name, ipt, algo_name = p.op, p.kind, p.width, p.dtype, p.items, p.algorithm
+    has_vi, has_oob, has_off = p.has_valid_items, p.has_oob_default, p.has_offset
     table = (LOAD_ALGORITHMS if op == "load" else STORE_ALGORITHMS)[kind]
     algo = table[algo_name]
     t = cxx_type(np.dtype(dtype_name))
@@ -290,8 +315,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         full, partial = "algo.Load(src, dst);", "algo.Load(src, dst, vi{});".format(
             ", oob_default" if has_oob else "")
     else:
-        passing = plan.params[10]
-        if passing == "value":
+        if p.value_passing == "value":
             body.append("T src[1] = {scalar};")
         elif algo.uses_storage:
             # Transpose stores rearrange the payload in place: work on a copy so the

@@ -17,6 +17,8 @@ works with any ordering), and use ``oob_default`` only to fill the slots past
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -24,7 +26,7 @@ from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from ..core import validate as v
 from ._sorting import (
-    copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, param_dict, result_like, value_dtype,
+    copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, result_like, value_dtype,
 )
 from ._spec import (
     OMITTED,
@@ -147,6 +149,22 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class MergeSortParams:
+    """The identity of one generated merge sort provider."""
+
+    op: str  # "merge_sort_keys" or "merge_sort_pairs"
+    kind: str  # the group kind: "block" or "warp"
+    width: int  # logical warp width (0 for a block)
+    keys: str  # key dtype name
+    values: str | None  # value dtype name; None for a keys-only sort
+    items: int  # items per thread
+    descending: bool  # after folding compare_op="greater" into a descending "less"
+    has_valid_items: bool
+    has_oob_default: bool
+    order: str  # "less" or "callback" (a user compare_op)
+
+
 def _plan(op: str, group, keys, values, descending, valid_items, oob_default, compare_op, temp_storage):
     call = f"coop.{op}()"
     g = v.require_group(call, group)
@@ -176,10 +194,10 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
     storage = StorageNeed(per="block") if g.kind == "block" else StorageNeed(per="logical_warp", width=g.width)
-    params = (("op", op), ("kind", g.kind), ("width", g.width), ("keys", kdt.name),
-              ("values", vdt.name if vdt is not None else None), ("items", kp.items),
-              ("descending", desc), ("valid_items", vi is not None), ("oob_default", oob is not None),
-              ("order", order))
+    params = MergeSortParams(op=op, kind=g.kind, width=g.width, keys=kdt.name,
+                             values=vdt.name if vdt is not None else None, items=kp.items,
+                             descending=desc, has_valid_items=vi is not None,
+                             has_oob_default=oob is not None, order=order)
     return CallPlan(
         op=op, family="merge_sort", group=g, result=result, operands=tuple(operands), storage=storage,
         temp_storage="temp_storage" if ts is not None else None, params=params,
@@ -204,23 +222,23 @@ def plan_merge_sort_pairs(group, keys, values, /, *, descending=OMITTED, valid_i
 # --------------------------------------------------------------------------------------
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = param_dict(plan)
-    kdt = np.dtype(p["keys"])
-    pairs = p["values"] is not None
-    value_t = cxx_type(np.dtype(p["values"])) if pairs else "cub::NullType"
-    if p["kind"] == "block":
+    p: MergeSortParams = plan.params
+    kdt = np.dtype(p.keys)
+    pairs = p.values is not None
+    value_t = cxx_type(np.dtype(p.values)) if pairs else "cub::NullType"
+    if p.kind == "block":
         sort_t = "cub::BlockMergeSort<K, BLOCK_X, IPT, V, BLOCK_Y, BLOCK_Z>"
         tile, rank = "BLOCK_THREADS * IPT", "(int)linear_tid"
     else:
-        w = p["width"]
+        w = p.width
         sort_t = f"cub::WarpMergeSort<K, IPT, {w}, V>"
         tile, rank = f"{w} * IPT", f"(int)(linear_tid % {w}u)"
     decls = [
         f"using K = {cxx_type(kdt)};",
         f"using V = {value_t};",
-        f"constexpr int IPT = {p['items']};",
+        f"constexpr int IPT = {p.items};",
         f"constexpr long long TILE = {tile};",
-        _order(kdt, p["descending"], p["order"]),
+        _order(kdt, p.descending, p.order),
         f"using Sort = {sort_t};",
         "using TempStorage = typename Sort::TempStorage;",
     ]
@@ -231,7 +249,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body.append("Sort sorter(*static_cast<TempStorage*>(temp));")
     body.append("const Order order{};")
     full = f"sorter.StableSort(keys{vals}, order);"
-    if p["valid_items"]:
+    if p.has_valid_items:
         # CUB pads each thread's invalid slots with the larger of oob_default and
         # the thread's valid keys seen so far, but not its first key; passing the
         # thread's largest valid key makes the padding order after every valid key
@@ -243,7 +261,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             "#pragma unroll\nfor (int i = 1; i < IPT; ++i) if (first + i < vi && order(pad, keys[i])) pad = keys[i];",
             f"sorter.StableSort(keys{vals}, order, vi, pad);",
         ]
-        if p["oob_default"]:
+        if p.has_oob_default:
             partial.append("#pragma unroll\nfor (int i = 0; i < IPT; ++i) if (first + i >= vi) keys[i] = oob_default;")
         body.append("if (valid_items >= TILE) {\n" + full + "\n} else {\n" + "\n".join(partial) + "\n}")
     else:
@@ -251,7 +269,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body.append(copy_out("out_keys", "keys"))
     if pairs:
         body.append(copy_out("out_values", "vals"))
-    return CppProvider(headers=_HEADER[p["kind"]], decls="\n".join(decls), body="\n".join(body))
+    return CppProvider(headers=_HEADER[p.kind], decls="\n".join(decls), body="\n".join(body))
 
 
 def _order(kdt, descending: bool, order: str) -> str:

@@ -12,6 +12,8 @@ items just outside the tile (e.g. the neighbouring tiles' edge items).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -163,6 +165,31 @@ def _valid_items(call, arg):
                             if vi is not None else [])
 
 
+@dataclass(frozen=True, kw_only=True)
+class AdjacentDifferenceParams:
+    """The identity of one generated adjacent_difference provider."""
+
+    dtype: str  # item dtype name
+    items: int  # items per thread
+    direction: str  # "left" or "right"
+    has_valid_items: bool
+    has_neighbour: bool  # tile_predecessor_item (left) or tile_successor_item (right) given
+    op: str  # a built-in operator's name, or "callback"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscontinuityParams:
+    """The identity of one generated discontinuity provider."""
+
+    dtype: str  # item dtype name
+    items: int  # items per thread
+    mode: str  # "heads", "tails" or "heads_and_tails"
+    has_valid_items: bool
+    has_predecessor: bool  # tile_predecessor_item given
+    has_successor: bool  # tile_successor_item given
+    op: str  # a built-in predicate's name, or "callback"
+
+
 def _operator(call, label, arg, aliases, default, dtype, restype, *, value_result=False):
     """(the built-in operator's name or "callback", the callbacks to compile).
 
@@ -203,7 +230,8 @@ def plan_adjacent_difference(block, values, /, *, direction=OMITTED, valid_items
         op="adjacent_difference", family="neighbors", group=g, result=PayloadResult(dtype, p.items),
         operands=operands, storage=StorageNeed(per="block"),
         temp_storage="temp_storage" if ts is not None else None,
-        params=("adjacent_difference", dtype.name, p.items, direction, has_vi, has_nb, op),
+        params=AdjacentDifferenceParams(dtype=dtype.name, items=p.items, direction=direction,
+                                        has_valid_items=has_vi, has_neighbour=has_nb, op=op),
         generate=_generate_difference, callbacks=callbacks,
     )
 
@@ -238,7 +266,8 @@ def plan_discontinuity(block, values, /, *, mode=OMITTED, valid_items=OMITTED, t
     return CallPlan(
         op="discontinuity", family="neighbors", group=g, result=result, operands=operands,
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=("discontinuity", dtype.name, p.items, mode, has_vi, has_pred, has_succ, op),
+        params=DiscontinuityParams(dtype=dtype.name, items=p.items, mode=mode, has_valid_items=has_vi,
+                                   has_predecessor=has_pred, has_successor=has_succ, op=op),
         generate=_generate_discontinuity, callbacks=callbacks,
     )
 
@@ -282,7 +311,9 @@ _PARTIAL = ("if (valid_items >= TILE) {{ {full} }} "
 
 
 def _generate_difference(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, dtype_name, ipt, direction, has_vi, has_nb, op = plan.params
+    p: AdjacentDifferenceParams = plan.params
+    dtype_name, ipt, direction, op = p.dtype, p.items, p.direction, p.op
+    has_vi, has_nb = p.has_valid_items, p.has_neighbour
     decls = _common_decls(dtype_name, ipt, "BlockAdjacentDifference") + [_functor(op, "difference_op")]
     body = ["T (&in)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);",
             "T (&res)[IPT] = *reinterpret_cast<T (*)[IPT]>(out);",
@@ -307,7 +338,9 @@ def _generate_difference(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 
 def _generate_discontinuity(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, dtype_name, ipt, mode, has_vi, has_pred, has_succ, op = plan.params
+    p: DiscontinuityParams = plan.params
+    dtype_name, ipt, mode, op = p.dtype, p.items, p.mode, p.op
+    has_vi, has_pred, has_succ = p.has_valid_items, p.has_predecessor, p.has_successor
     decls = _common_decls(dtype_name, ipt, "BlockDiscontinuity") + [_functor(op, "flag_op")]
     body = ["T (&in)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);",
             "Algo algo(*static_cast<TempStorage*>(temp));"]

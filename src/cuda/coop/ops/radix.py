@@ -15,6 +15,8 @@ order by their bits (positive NaNs after +inf, negative NaNs before -inf).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -28,7 +30,7 @@ from .._errors import (
 from .._kernel_api import kernel_function
 from ..core import validate as v
 from ._sorting import (
-    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, result_like, sentinel_decl,
+    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
 from ._spec import (
@@ -182,6 +184,36 @@ def radix_rank_keys(block, keys, /, *, begin_bit=0, end_bit=None, radix_bits=Non
 # Planning
 # --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
+class RadixSortParams:
+    """The identity of one generated radix sort provider."""
+
+    op: str  # "radix_sort_keys" or "radix_sort_pairs"
+    keys: str  # key dtype name
+    values: str | None  # value dtype name; None for a keys-only sort
+    items: int  # items per thread
+    begin: int | None  # begin_bit when known at compile time; None: a runtime operand
+    end: int | None  # end_bit when known at compile time; None: a runtime operand
+    descending: bool
+    striped: bool  # blocked_to_striped
+    radix_bits: int
+    has_valid_items: bool
+    has_oob_default: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class RadixRankParams:
+    """The identity of one generated radix_rank provider."""
+
+    op: str  # "radix_rank"
+    keys: str  # key dtype name
+    items: int  # items per thread
+    begin: int | None  # begin_bit when known at compile time; None: a runtime operand
+    radix_bits: int  # the digit width
+    descending: bool
+    prefix_items: int | None  # items per thread of exclusive_digit_prefix; None when not given
+
+
 def _bit_operand(call, label, arg, key_bits, operands):
     """A bit index: its literal value (checked), or None after adding a runtime operand."""
     if not v.is_given(arg):
@@ -237,10 +269,10 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
         )
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
-    params = (("op", op), ("keys", kdt.name), ("values", vdt.name if vdt is not None else None),
-              ("items", kp.items), ("begin", begin), ("end", end), ("descending", desc),
-              ("striped", striped), ("radix_bits", rbits), ("valid_items", vi is not None),
-              ("oob_default", oob is not None))
+    params = RadixSortParams(op=op, keys=kdt.name, values=vdt.name if vdt is not None else None,
+                             items=kp.items, begin=begin, end=end, descending=desc, striped=striped,
+                             radix_bits=rbits, has_valid_items=vi is not None,
+                             has_oob_default=oob is not None)
     return CallPlan(
         op=op, family="radix", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -313,8 +345,8 @@ def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix
             f"{call}: bits [{begin}, {begin + rbits}) reach past the {key_bits} bits of {kdt.name} keys; "
             f"use begin_bit <= {key_bits - rbits}"
         )
-    params = (("op", "radix_rank"), ("keys", kdt.name), ("items", kp.items), ("begin", begin),
-              ("radix_bits", rbits), ("descending", desc), ("prefix_items", prefix_items))
+    params = RadixRankParams(op="radix_rank", keys=kdt.name, items=kp.items, begin=begin, radix_bits=rbits,
+                             descending=desc, prefix_items=prefix_items)
     return CallPlan(
         op="radix_rank", family="radix", group=g, result=result_like(_INT32, kp),
         operands=tuple(operands), storage=StorageNeed(per="block"),
@@ -328,14 +360,14 @@ def _bins_tracked(radix_bits: int, threads: int) -> int:
 
 
 def _check_rank_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    p = param_dict(plan)
-    if p["prefix_items"] is None:
+    p: RadixRankParams = plan.params
+    if p.prefix_items is None:
         return
-    need = _bins_tracked(p["radix_bits"], launch.block_threads)
-    if p["prefix_items"] != need:
+    need = _bins_tracked(p.radix_bits, launch.block_threads)
+    if p.prefix_items != need:
         raise ExtentMismatchError(
-            f"{plan.call}: exclusive_digit_prefix has {p['prefix_items']} items per thread, but "
-            f"{1 << p['radix_bits']} digits over {launch.block_threads} threads need {need}; create it "
+            f"{plan.call}: exclusive_digit_prefix has {p.prefix_items} items per thread, but "
+            f"{1 << p.radix_bits} digits over {launch.block_threads} threads need {need}; create it "
             f"with coop.ThreadData({need}, dtype=np.int32)"
         )
 
@@ -357,18 +389,18 @@ def _sort_type(value_t: str, radix_bits: int) -> str:
 
 
 def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = param_dict(plan)
-    kdt = np.dtype(p["keys"])
-    pairs = p["values"] is not None
-    striped = p["striped"]
-    runtime_bits = p["begin"] is None or p["end"] is None
+    p: RadixSortParams = plan.params
+    kdt = np.dtype(p.keys)
+    pairs = p.values is not None
+    striped = p.striped
+    runtime_bits = p.begin is None or p.end is None
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"using V = {cxx_type(np.dtype(p['values'])) if pairs else 'cub::NullType'};",
-        f"constexpr int IPT = {p['items']};",
+        f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'cub::NullType'};",
+        f"constexpr int IPT = {p.items};",
         f"constexpr int KEY_BITS = {kdt.itemsize * 8};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
-        f"using Sort = {_sort_type('V', p['radix_bits'])};",
+        f"using Sort = {_sort_type('V', p.radix_bits)};",
     ]
     if runtime_bits and striped:
         # An empty runtime bit range keeps the tile order, which the striped
@@ -385,21 +417,21 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     else:
         decls.append("using TempStorage = typename Sort::TempStorage;")
         storage = "*static_cast<TempStorage*>(temp)"
-    method = "Sort" + ("Descending" if p["descending"] else "") + ("BlockedToStriped" if striped else "")
+    method = "Sort" + ("Descending" if p.descending else "") + ("BlockedToStriped" if striped else "")
     vals = ", vals" if pairs else ""
     body = [copy_in("keys", "in_keys", "K")]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
-    if p["valid_items"]:
+    if p.has_valid_items:
         # Keys past valid_items get a key that sorts last in every bit range (all
         # ones, or all zeros when descending, after CUB's bit transformation); the
         # stable sort keeps every valid key before them, even an equal one.
         body.append("const int vi = valid_items < 0 ? 0 : (valid_items > TILE ? (int)TILE : (int)valid_items);")
-        body.append("if (vi < TILE) {\n" + sentinel_decl("sentinel", kdt, p["descending"]) + "\n"
+        body.append("if (vi < TILE) {\n" + sentinel_decl("sentinel", kdt, p.descending) + "\n"
                     "#pragma unroll\nfor (int i = 0; i < IPT; ++i) if ((int)linear_tid * IPT + i >= vi) "
                     "keys[i] = sentinel;\n}")
-    body.append(f"const int begin = {_bit_expr('begin_bit', p['begin'])};")
-    body.append(f"const int end = {_bit_expr('end_bit', p['end'])};")
+    body.append(f"const int begin = {_bit_expr('begin_bit', p.begin)};")
+    body.append(f"const int end = {_bit_expr('end_bit', p.end)};")
     sort = f"Sort({storage}).{method}(keys{vals}, begin, end);"
     if runtime_bits:
         if striped:
@@ -412,7 +444,7 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append(f"if (begin < end) {{\n{sort}\n}} else {{\n{empty}\n}}")
     else:
         body.append(sort)
-    if p["oob_default"]:
+    if p.has_oob_default:
         position = "(int)linear_tid + i * BLOCK_THREADS" if striped else "(int)linear_tid * IPT + i"
         body.append(f"#pragma unroll\nfor (int i = 0; i < IPT; ++i) if ({position} >= vi) keys[i] = oob_default;")
     body.append(copy_out("out_keys", "keys"))
@@ -422,16 +454,16 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 
 def _generate_rank(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = param_dict(plan)
-    kdt = np.dtype(p["keys"])
-    rbits = p["radix_bits"]
+    p: RadixRankParams = plan.params
+    kdt = np.dtype(p.keys)
+    rbits = p.radix_bits
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"constexpr int IPT = {p['items']};",
+        f"constexpr int IPT = {p.items};",
         bit_ordering("Ordered", kdt),
         "constexpr int KEY_BITS = Ordered::BITS;",
         f"constexpr int RADIX_BITS = {rbits};",
-        f"using Rank = cub::BlockRadixRank<BLOCK_X, RADIX_BITS, {'true' if p['descending'] else 'false'}, true, "
+        f"using Rank = cub::BlockRadixRank<BLOCK_X, RADIX_BITS, {'true' if p.descending else 'false'}, true, "
         "cub::BLOCK_SCAN_WARP_SCANS, cudaSharedMemBankSizeFourByte, BLOCK_Y, BLOCK_Z>;",
         "using TempStorage = typename Rank::TempStorage;",
         # CUB calls Digit() on each key; any type with that member works.
@@ -445,10 +477,10 @@ def _generate_rank(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         "Ordered::Bits bits[IPT];",
         "#pragma unroll\nfor (int i = 0; i < IPT; ++i) bits[i] = Ordered::to(in_keys[i]);",
         "int ranks[IPT];",
-        f"const Digits digits{{{_bit_expr('begin_bit', p['begin'])}}};",
+        f"const Digits digits{{{_bit_expr('begin_bit', p.begin)}}};",
         "Rank rank(*static_cast<TempStorage*>(temp));",
     ]
-    if p["prefix_items"] is None:
+    if p.prefix_items is None:
         body.append("rank.RankKeys(bits, ranks, digits);")
     else:
         tracked = _bins_tracked(rbits, launch.block_threads)

@@ -15,6 +15,8 @@ shared callback mechanism (``CallPlan.callbacks``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type, is_integer
@@ -238,12 +240,39 @@ def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReduceParams:
+    """The identity of one generated reduce/sum provider."""
+
+    kind: str  # the group kind: "block", "warp", "warps" or "thread"
+    width: int  # logical warp width, or warps per group for "warps" (0 for a block)
+    dtype: str  # value dtype name
+    value_passing: str  # "payload" or "value" (a scalar)
+    op: str  # canonical operator name, or "user" (a device function)
+    algorithm: str | None  # block algorithm name; None for other groups
+    has_valid_items: bool
+    broadcast: bool
+    literal_valid_items: int | None  # valid_items when a compile-time constant (checked at launch)
+    items: int  # items per thread
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReduceBatchedParams:
+    """The identity of one generated reduce_batched provider."""
+
+    width: int  # logical warp width
+    dtype: str  # value dtype name
+    batches: int  # the value's items per lane: one batch per slot
+    op: str  # canonical operator name, or "user" (a device function)
+    output_layout: str  # "striped" or "blocked"
+
+
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     check_whole_warps(plan, launch)
     threads = launch.block_threads
     g = plan.group
     if g.kind == "block" and plan.op != "reduce_batched":
-        vi, items = plan.params[-2], plan.params[-1]
+        vi, items = plan.params.literal_valid_items, plan.params.items
         if vi is not None and vi > threads * items:
             raise InvalidArgumentValueError(
                 f"{plan.call}: valid_items={vi} is above the tile size {threads * items} "
@@ -340,8 +369,10 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     return CallPlan(
         op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
         storage=storage, temp_storage="temp_storage" if ts is not None else None,
-        params=("reduce", g.kind, g.width, dtype.name, passing, op if isinstance(op, str) else "user",
-                algo.name if algo else None, has_vi, bcast, literal_vi, items),
+        params=ReduceParams(kind=g.kind, width=g.width, dtype=dtype.name, value_passing=passing,
+                            op=op if isinstance(op, str) else "user", algorithm=algo.name if algo else None,
+                            has_valid_items=has_vi, broadcast=bcast, literal_valid_items=literal_vi,
+                            items=items),
         generate=_generate_reduce, check_launch=_check_launch,
         callbacks=binary_callbacks(op, dtype),
     )
@@ -374,8 +405,8 @@ def plan_reduce_batched(group, value, /, *, binary_op=OMITTED, output_layout=OMI
         operands=(AbiOperand("value", "payload", dtype, "items"),
                   AbiOperand("result", "out", dtype, "result")),
         storage=None, temp_storage=None,
-        params=("reduce_batched", g.width, dtype.name, value.items, op if isinstance(op, str) else "user",
-                layout),
+        params=ReduceBatchedParams(width=g.width, dtype=dtype.name, batches=value.items,
+                                   op=op if isinstance(op, str) else "user", output_layout=layout),
         generate=_generate_batched, check_launch=_check_launch,
         callbacks=binary_callbacks(op, dtype),
     )
@@ -400,7 +431,9 @@ def thread_reduce_cpp(op_expr: str, src: str, dst: str, *, valid: str | None = N
 
 
 def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, kind, width, dtype_name, passing, op, algo_name, has_vi, bcast, _lit_vi, items = plan.params
+    p: ReduceParams = plan.params
+    kind, width, dtype_name, passing, op = p.kind, p.width, p.dtype, p.value_passing, p.op
+    algo_name, has_vi, bcast, items = p.algorithm, p.has_valid_items, p.broadcast, p.items
     user = op == "user"
     decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {items};"]
     if user:
@@ -504,7 +537,8 @@ __device__ __forceinline__ U shfl_xor(U value, int lane_mask, unsigned member_ma
 
 
 def _generate_batched(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, width, dtype_name, batches, op, layout = plan.params
+    p: ReduceBatchedParams = plan.params
+    width, dtype_name, batches, op, layout = p.width, p.dtype, p.batches, p.op, p.output_layout
     user = op == "user"
     per_lane = -(-batches // width)
     decls = [f"using T = {cxx_type(np.dtype(dtype_name))};",

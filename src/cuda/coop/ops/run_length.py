@@ -30,7 +30,7 @@ walk that skips empty runs and bounds every index.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -175,7 +175,8 @@ def default_decoded_items_per_thread(dtype) -> int:
 # Planning
 # --------------------------------------------------------------------------------------
 
-class RunLengthParams(NamedTuple):
+@dataclass(frozen=True, kw_only=True)
+class RunLengthParams:
     """The identity of one generated run-length decode provider."""
 
     op: str  # "window" or "into"

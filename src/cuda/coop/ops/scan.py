@@ -12,6 +12,8 @@ lane.  Operators are shared with :mod:`cuda.coop.ops.reduce`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -210,6 +212,25 @@ for _stub in (exclusive_sum, inclusive_sum):
 # Planning
 # --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
+class ScanParams:
+    """The identity of one generated scan provider."""
+
+    kind: str  # the group kind: "block" or "warp"
+    width: int  # logical warp width (0 for a block)
+    dtype: str  # value dtype name
+    items: int  # items per thread
+    mode: str  # "exclusive" or "inclusive"
+    op: str  # canonical operator name, or "user" (a device function)
+    algorithm: str | None  # block algorithm name; None for warps
+    has_initial_value: bool
+    has_valid_items: bool
+    has_aggregate: bool  # aggregate_output given
+    prefix: str | None  # prefix_op: "stateful" (with a state), "stateless", or None when not given
+    state_dtype: str | None  # dtype name of the prefix callback's state, if any
+    literal_valid_items: int | None  # valid_items when a compile-time constant
+
+
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     _reduce.check_whole_warps(plan, launch)
 
@@ -332,10 +353,12 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
         op=op_name, family="scan", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block") if g.kind == "block" else None,
         temp_storage="temp_storage" if ts is not None else None,
-        params=("scan", g.kind, g.width, dtype.name, items, mode, op if isinstance(op, str) else "user",
-                algo.name if algo else None, has_init, has_vi, has_agg,
-                "stateful" if state_dtype is not None else ("stateless" if has_prefix else None),
-                state_dtype.name if state_dtype is not None else None, literal_vi),
+        params=ScanParams(kind=g.kind, width=g.width, dtype=dtype.name, items=items, mode=mode,
+                          op=op if isinstance(op, str) else "user", algorithm=algo.name if algo else None,
+                          has_initial_value=has_init, has_valid_items=has_vi, has_aggregate=has_agg,
+                          prefix="stateful" if state_dtype is not None else ("stateless" if has_prefix else None),
+                          state_dtype=state_dtype.name if state_dtype is not None else None,
+                          literal_valid_items=literal_vi),
         generate=_generate, check_launch=_check_launch, callbacks=tuple(callbacks),
     )
 
@@ -388,8 +411,10 @@ def plan_inclusive_sum(group, value, state=OMITTED, /, *, valid_items=OMITTED, a
 # --------------------------------------------------------------------------------------
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    (_, kind, width, dtype_name, items, mode, op, algo_name, has_init, has_vi, has_agg, prefix,
-     state_dtype, _lit_vi) = plan.params
+    p: ScanParams = plan.params
+    kind, width, dtype_name, items, mode, op = p.kind, p.width, p.dtype, p.items, p.mode, p.op
+    algo_name, has_init, has_vi, has_agg = p.algorithm, p.has_initial_value, p.has_valid_items, p.has_aggregate
+    prefix, state_dtype = p.prefix, p.state_dtype
     decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {items};"]
     if op == "user":
         decls.append(_reduce.USER_OP_DECL.replace("binary_op(", "scan_op("))

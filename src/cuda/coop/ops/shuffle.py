@@ -18,6 +18,8 @@ keeps its own input value, so every result is defined for every distance.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -51,7 +53,7 @@ HEADERS = ("cub/block/block_shuffle.cuh",)
 # --------------------------------------------------------------------------------------
 
 @kernel_function
-def shuffle(block, value, /, *, mode=None, distance=1, temp_storage=None):
+def shuffle(block, value, /, *, mode, distance=1, temp_storage=None):
     """Shift a block's blocked tile, or exchange one scalar per thread.
 
     Parameters
@@ -90,11 +92,27 @@ def shuffle(block, value, /, *, mode=None, distance=1, temp_storage=None):
 # Planning
 # --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
+class ShuffleParams:
+    """The identity of one generated shuffle provider."""
+
+    dtype: str  # item dtype name
+    items: int  # items per thread (1 for a scalar)
+    mode: str  # "up", "down" (tile modes), "offset", "rotate" (scalar modes)
+    has_distance: bool  # distance= given (a runtime operand unless folded below)
+    unit_distance: bool  # distance is 1 (omitted or a literal 1): CUB's Up/Down apply directly
+    literal_distance: int | None  # the distance when known at compile time, else None
+
+
 def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storage=OMITTED) -> CallPlan:
     call = "coop.shuffle()"
     g = v.require_group(call, block, kinds=("block",))
     m = v.choose(call, "mode", mode, TILE_MODES + SCALAR_MODES)
     d = v.optional_int_operand(call, "distance", distance)
+    if d is not None and d.is_literal and int(d.literal) == 1:
+        # distance=1 written out is the stub's default: plan it as omitted, so the two
+        # spellings share one provider (the runtime operand would be unused anyway).
+        d = None
     unit = d is None or (d.is_literal and int(d.literal) == 1)
     # A distance known at compile time (omitted = 1) is folded into the C++.
     literal = 1 if d is None else (int(d.literal) if d.is_literal else None)
@@ -123,7 +141,8 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     return CallPlan(
         op="shuffle", family="shuffle", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=("shuffle", dtype.name, items, m, d is not None, unit, literal),
+        params=ShuffleParams(dtype=dtype.name, items=items, mode=m, has_distance=d is not None,
+                             unit_distance=unit, literal_distance=literal),
         generate=_generate,
     )
 
@@ -150,7 +169,9 @@ for (int i = 0; i < IPT; ++i) {
 
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    _, dtype_name, ipt, mode, has_distance, unit, literal = plan.params
+    p: ShuffleParams = plan.params
+    dtype_name, ipt, mode, has_distance = p.dtype, p.items, p.mode, p.has_distance
+    unit, literal = p.unit_distance, p.literal_distance
     distance = "distance" if has_distance else "1LL"
     threads = launch.block[0] * launch.block[1] * launch.block[2]
     decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {ipt};",

@@ -31,6 +31,8 @@ values.  The selection is not sorted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._dtypes import cxx_type
@@ -38,7 +40,7 @@ from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from ..core import validate as v
 from ._sorting import (
-    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, param_dict, result_like, sentinel_decl,
+    bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
 from ._spec import (
@@ -152,16 +154,30 @@ for _stub in (topk_min_keys, topk_max_keys, topk_min_pairs, topk_max_pairs):
 # --------------------------------------------------------------------------------------
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    k = param_dict(plan)["k"]
-    tile = launch.block_threads * param_dict(plan)["items"]
+    k = plan.params.k
+    tile = launch.block_threads * plan.params.items
     if k is not None and k > tile:
         raise InvalidArgumentValueError(
             f"{plan.call}: k={k} is larger than the tile of {tile} keys ({launch.block_threads} threads x "
-            f"{param_dict(plan)['items']} items); pass 0 <= k <= {tile}"
+            f"{plan.params.items} items); pass 0 <= k <= {tile}"
         )
 
 
 ALGORITHMS = ("radix_sort", "radix_select")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopkParams:
+    """The identity of one generated TopK provider."""
+
+    op: str  # "topk_min_keys", "topk_max_pairs", ...
+    largest: bool  # the max variants
+    keys: str  # key dtype name
+    values: str | None  # value dtype name; None for the keys-only variants
+    items: int  # items per thread
+    k: int | None  # k when known at compile time; None: a runtime operand
+    has_valid_items: bool
+    algorithm: str  # "radix_sort" or "radix_select"
 
 
 def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_storage):
@@ -191,9 +207,8 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
         operands.append(AbiOperand("k", "value", _INT64, "k"))
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
-    params = (("op", op), ("largest", largest), ("keys", kdt.name),
-              ("values", vdt.name if vdt is not None else None), ("items", kp.items), ("k", k_static),
-              ("valid_items", vi is not None), ("algorithm", algo))
+    params = TopkParams(op=op, largest=largest, keys=kdt.name, values=vdt.name if vdt is not None else None,
+                        items=kp.items, k=k_static, has_valid_items=vi is not None, algorithm=algo)
     return CallPlan(
         op=op, family="topk", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -227,13 +242,13 @@ def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTE
 # --------------------------------------------------------------------------------------
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = param_dict(plan)
-    kdt = np.dtype(p["keys"])
-    pairs = p["values"] is not None
+    p: TopkParams = plan.params
+    kdt = np.dtype(p.keys)
+    pairs = p.values is not None
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"using V = {cxx_type(np.dtype(p['values'])) if pairs else 'cub::NullType'};",
-        f"constexpr int IPT = {p['items']};",
+        f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'cub::NullType'};",
+        f"constexpr int IPT = {p.items};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
         "using Sort = cub::BlockRadixSort<K, BLOCK_X, IPT, V, 4, true, cub::BLOCK_SCAN_WARP_SCANS, "
         "cudaSharedMemBankSizeFourByte, BLOCK_Y, BLOCK_Z>;",
@@ -243,16 +258,16 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body = [copy_in("keys", "in_keys", "K")]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
-    if p["valid_items"]:
+    if p.has_valid_items:
         body.append(
             "if (valid_items < TILE) {\n"
             "  const int vi = valid_items < 0 ? 0 : (int)valid_items;\n"
-            + sentinel_decl("sentinel", kdt, p["largest"]) + "\n"
+            + sentinel_decl("sentinel", kdt, p.largest) + "\n"
             "  #pragma unroll\n"
             "  for (int i = 0; i < IPT; ++i) if ((int)linear_tid * IPT + i >= vi) keys[i] = sentinel;\n"
             "}"
         )
-    method = "SortDescending" if p["largest"] else "Sort"
+    method = "SortDescending" if p.largest else "Sort"
     body.append(f"Sort(*static_cast<TempStorage*>(temp)).{method}(keys{vals});")
     body.append(copy_out("out_keys", "keys"))
     if pairs:
@@ -261,13 +276,13 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 
 def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
-    p = param_dict(plan)
-    kdt = np.dtype(p["keys"])
-    pairs = p["values"] is not None
+    p: TopkParams = plan.params
+    kdt = np.dtype(p.keys)
+    pairs = p.values is not None
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"using V = {cxx_type(np.dtype(p['values'])) if pairs else 'K'};",
-        f"constexpr int IPT = {p['items']};",
+        f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'K'};",
+        f"constexpr int IPT = {p.items};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
         bit_ordering("Ordered", kdt),
         "using Bits = Ordered::Bits;",
@@ -285,16 +300,16 @@ def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         "          typename ExchangeK::TempStorage keys; typename ExchangeV::TempStorage values; } u;\n"
         "};",
     ]
-    k_expr = str(p["k"]) if p["k"] is not None else "k"
+    k_expr = str(p.k) if p.k is not None else "k"
     body = [
         "TempStorage& ts = *static_cast<TempStorage*>(temp);",
         copy_in("keys", "in_keys", "K"),
     ]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
-    vi = ("(int)(valid_items < 0 ? 0LL : (valid_items > TILE ? TILE : valid_items))" if p["valid_items"]
+    vi = ("(int)(valid_items < 0 ? 0LL : (valid_items > TILE ? TILE : valid_items))" if p.has_valid_items
           else "(int)TILE")
-    flip = "u[i] = (Bits)~u[i];  // the largest keys become the smallest bits\n  " if p["largest"] else ""
+    flip = "u[i] = (Bits)~u[i];  // the largest keys become the smallest bits\n  " if p.largest else ""
     body += [
         f"const int vi = {vi};",
         f"const long long k_req = {k_expr};",
