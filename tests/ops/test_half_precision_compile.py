@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuda.coop._dtypes import BFLOAT16
+from cuda.coop._dtypes import bfloat16_dtype
+
+BFLOAT16 = bfloat16_dtype()  # None without ml_dtypes
 
 from ..kernelgen import module_from_source
 from .cubin_checks import assert_inlined, compile_cubin, numba_types

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ._errors import UnsupportedDtypeError
 
-__all__ = ["SUPPORTED_DTYPES", "BFLOAT16", "normalize_dtype", "cxx_type", "is_integer", "is_float", "is_half",
-           "dtype_names"]
+__all__ = ["SUPPORTED_DTYPES", "bfloat16_dtype", "is_bfloat16", "is_supported", "normalize_dtype", "cxx_type",
+           "is_integer", "is_float", "is_half", "dtype_names"]
 
 
-def _bfloat16():
-    """NumPy's bfloat16 is ml_dtypes' (what numba-cuda-mlir types as ``__nv_bfloat16``);
-    None without ml_dtypes, an optional dependency."""
-    try:
-        import ml_dtypes
-    except ImportError:
-        return None
-    return np.dtype(ml_dtypes.bfloat16)
-
-
-BFLOAT16: np.dtype | None = _bfloat16()
-
-# The common contract: fixed-width integers and IEEE float16/32/64, and bfloat16 where
-# ml_dtypes is installed.  bool, complex and structured types are rejected before NVRTC.
+# The common contract: fixed-width integers and IEEE float16/32/64, plus bfloat16 (NumPy's
+# bfloat16 is ml_dtypes'; numba-cuda-mlir types it as ``__nv_bfloat16``).  bool, complex
+# and structured types are rejected before NVRTC.  bfloat16 is not in this tuple: importing
+# ml_dtypes costs most of a second, so it is never imported to check a dtype (a bfloat16
+# dtype object can only exist once ml_dtypes is loaded); use is_supported().
 SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(
     np.dtype(n)
     for n in (
@@ -31,7 +24,29 @@ SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(
         "uint8", "uint16", "uint32", "uint64",
         "float16", "float32", "float64",
     )
-) + ((BFLOAT16,) if BFLOAT16 is not None else ())
+)
+
+
+def bfloat16_dtype(*, load: bool = True) -> np.dtype | None:
+    """NumPy's bfloat16 dtype; None without ml_dtypes (or, with ``load=False``, when
+    ml_dtypes is not imported yet)."""
+    module = sys.modules.get("ml_dtypes")
+    if module is None and load:
+        try:
+            import ml_dtypes as module
+        except ImportError:
+            return None
+    return None if module is None else np.dtype(module.bfloat16)
+
+
+def is_bfloat16(dt) -> bool:
+    bf16 = bfloat16_dtype(load=False)
+    return bf16 is not None and np.dtype(dt) == bf16
+
+
+def is_supported(dt) -> bool:
+    return dt is not None and (np.dtype(dt) in SUPPORTED_DTYPES or is_bfloat16(dt))
+
 
 _CXX = {
     "int8": "signed char",
@@ -50,7 +65,9 @@ _CXX = {
 
 
 def dtype_names() -> str:
-    return ", ".join(d.name for d in SUPPORTED_DTYPES)
+    """For messages (rare): lists bfloat16 where ml_dtypes is installed."""
+    names = [d.name for d in SUPPORTED_DTYPES]
+    return ", ".join(names + (["bfloat16"] if bfloat16_dtype() is not None else []))
 
 
 def normalize_dtype(value, *, label: str) -> np.dtype:
@@ -63,12 +80,13 @@ def normalize_dtype(value, *, label: str) -> np.dtype:
         return np.dtype("int32")
     if value is float:
         return np.dtype("float32")
-    if isinstance(value, str) and value.strip().lower() == "bfloat16" and BFLOAT16 is None:
-        raise UnsupportedDtypeError(
-            f"{label}='bfloat16' needs the ml_dtypes package (NumPy's bfloat16): pip install ml_dtypes"
-        )
     if isinstance(value, str) and value.strip().lower() == "bfloat16":
-        return BFLOAT16
+        bf16 = bfloat16_dtype()
+        if bf16 is None:
+            raise UnsupportedDtypeError(
+                f"{label}='bfloat16' needs the ml_dtypes package (NumPy's bfloat16): pip install ml_dtypes"
+            )
+        return bf16
     if value is bool:
         raise UnsupportedDtypeError(
             f"{label}=bool is not supported; use {dtype_names()} (store flags as int8 or int32)"
@@ -83,7 +101,7 @@ def normalize_dtype(value, *, label: str) -> np.dtype:
         raise UnsupportedDtypeError(
             f"{label}={value!r} is not a dtype; use one of {dtype_names()}"
         ) from None
-    if dt not in SUPPORTED_DTYPES:
+    if not is_supported(dt):
         raise UnsupportedDtypeError(
             f"{label}={dt.name} is not supported; use one of {dtype_names()}"
         )
@@ -100,7 +118,7 @@ def is_integer(dt: np.dtype) -> bool:
 
 def is_float(dt: np.dtype) -> bool:
     dt = np.dtype(dt)
-    return dt.kind == "f" or (BFLOAT16 is not None and dt == BFLOAT16)
+    return dt.kind == "f" or is_bfloat16(dt)
 
 
 def is_half(dt: np.dtype) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import SUPPORTED_DTYPES, dtype_names, is_half, is_integer
+from .._dtypes import dtype_names, is_half, is_integer, is_supported
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -150,7 +150,7 @@ def require_array(call: str, label: str, arg, *, written: bool = False) -> Array
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} is not contiguous; pass a C-contiguous array"
         )
-    if arg.dtype is None or arg.dtype not in SUPPORTED_DTYPES:
+    if not is_supported(arg.dtype):
         raise UnsupportedDtypeError(
             f"{call}: {label} has element type {arg.type_name or arg.dtype}, which is not supported; "
             f"use one of {dtype_names()}"
@@ -166,7 +166,7 @@ def require_array(call: str, label: str, arg, *, written: bool = False) -> Array
 
 def require_payload(call: str, label: str, arg, *, allow_scalar=False):
     if isinstance(arg, PayloadArg):
-        if arg.dtype is not None and arg.dtype not in SUPPORTED_DTYPES:
+        if arg.dtype is not None and not is_supported(arg.dtype):
             raise UnsupportedDtypeError(
                 f"{call}: {label} has dtype {arg.dtype}, which is not supported; use one of {dtype_names()}"
             )
@@ -214,7 +214,7 @@ def require_numeric_operand(call: str, label: str, arg) -> ScalarArg:
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} is not a number; pass a scalar of {dtype_names()}"
         )
-    if arg.dtype not in SUPPORTED_DTYPES:
+    if not is_supported(arg.dtype):
         raise UnsupportedDtypeError(
             f"{call}: {label} has type {arg.dtype.name}, which is not supported; use one of {dtype_names()}"
         )

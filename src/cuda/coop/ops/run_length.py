@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import SUPPORTED_DTYPES, cxx_type, dtype_names, is_integer
+from .._dtypes import cxx_type, dtype_names, is_integer, is_supported
 from .._errors import (
     DtypeMismatchError,
     ExtentMismatchError,
@@ -203,7 +203,7 @@ def _operand(call, label, arg, *, integer=False):
     else:
         arg = v.require_payload(call, label, arg, allow_scalar=True)
         dtype, items, passing = arg.dtype, 1, "value"
-    if dtype not in SUPPORTED_DTYPES:
+    if not is_supported(dtype):
         raise UnsupportedDtypeError(f"{call}: {label} has dtype {dtype.name}; use one of {dtype_names()}")
     if integer and not is_integer(dtype):
         raise UnsupportedDtypeError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._dtypes import BFLOAT16, SUPPORTED_DTYPES
+from ..._dtypes import bfloat16_dtype, is_supported
 from ...ops import _spec as spec
 from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
 
@@ -92,13 +92,13 @@ register_model(ThreadDataType)(ArrayModel)
 
 
 def numpy_dtype(numba_type) -> np.dtype | None:
-    if BFLOAT16 is not None and _is_bfloat16(numba_type):
-        return BFLOAT16  # numba-cuda-mlir 0.6 has no NumPy dtype for its bfloat16 type
+    if _is_bfloat16(numba_type):
+        return bfloat16_dtype()  # numba-cuda-mlir 0.6 has no NumPy dtype for its bfloat16 type
     try:
         dt = np.dtype(as_dtype(numba_type))
     except Exception:
         return None
-    return dt if dt in SUPPORTED_DTYPES else None
+    return dt if is_supported(dt) else None
 
 
 def _is_bfloat16(numba_type) -> bool:
