@@ -222,7 +222,7 @@ class CoopAlgorithms(_GeneratedRst):
     required_arguments = 1
 
     def rst_lines(self):
-        from cuda.coop.ops._spec import AlgorithmSpec
+        from cuda.coop.core.spec import AlgorithmSpec
 
         family = importlib.import_module(f"cuda.coop.ops.{self.arguments[0]}")
         lines = []

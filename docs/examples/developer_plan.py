@@ -10,7 +10,7 @@ import numpy as np
 
 from cuda.coop.core.cpp import make_provider
 from cuda.coop.ops import _registry
-from cuda.coop.ops._spec import ArrayArg, GroupArg, LaunchFacts, PayloadArg, ScalarArg
+from cuda.coop.core.spec import ArrayArg, GroupArg, LaunchFacts, PayloadArg, ScalarArg
 
 
 def plan_quickstart_load():

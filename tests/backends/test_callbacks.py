@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import cuda.coop as coop
-from cuda.coop.core import validate as v
+from cuda.coop.ops import _validate as v
 from cuda.coop.core.cpp import make_provider
-from cuda.coop.ops import _spec as spec
+from cuda.coop.core import spec
 
 ALIASES = {"+": "sum", "sum": "sum", "add": "sum", "max": "max", "maximum": "max", "&": "bit_and"}
 

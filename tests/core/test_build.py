@@ -12,7 +12,7 @@ pytest.importorskip("cuda.bindings")
 
 def _providers(algorithms, block=(128, 1, 1)):
     from cuda.coop.core.cpp import make_provider
-    from cuda.coop.ops import _spec as spec
+    from cuda.coop.core import spec
     from cuda.coop.ops.load_store import plan_load
 
     launch = spec.LaunchFacts(block=block, cc=(9, 0))

@@ -30,7 +30,7 @@ WORKER = textwrap.dedent("""
     from cuda.coop.core.build import build_providers
     from cuda.coop.core.cache import provider_cache
     from cuda.coop.core.cpp import make_provider
-    from cuda.coop.ops import _spec as spec
+    from cuda.coop.core import spec
     from cuda.coop.ops.load_store import plan_load
     launch = spec.LaunchFacts(block=(128, 1, 1), cc=(9, 0))
     plan = plan_load(spec.GroupArg("block"), spec.ArrayArg(np.dtype("int32"), 1, True),

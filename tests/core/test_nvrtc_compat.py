@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cuda.coop.core.cpp import COMPAT_HEADER_NAME, make_provider, render_translation_unit
-from cuda.coop.ops import _spec as spec
+from cuda.coop.core import spec
 
 
 def _provider(body: str, headers: tuple):

@@ -4,7 +4,7 @@ import pytest
 
 import cuda.coop as coop
 from cuda.coop.core.storage import STATIC_SHARED_LIMIT, StorageUse, plan_storage
-from cuda.coop.ops._spec import TempStorageArg
+from cuda.coop.core.spec import TempStorageArg
 
 pytestmark = pytest.mark.unit
 

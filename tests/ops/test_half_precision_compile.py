@@ -178,7 +178,7 @@ def kernel(src, dst):
 
 @pytest.mark.unit
 def test_generated_cpp_takes_16_bit_scalars_by_reference():
-    from cuda.coop.ops._spec import AbiOperand
+    from cuda.coop.core.spec import AbiOperand
 
     half = AbiOperand("initial_value", "value", np.dtype("float16"), "init")
     assert half.by_reference and half.cxx_param() == "const __half* init_ref"

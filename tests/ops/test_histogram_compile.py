@@ -77,7 +77,7 @@ def test_uint8_256_bins_is_cubs_unguarded_atomic_loop():
 def test_sort_algorithm_sorts_narrow_keys():
     """int32 samples into 100 bins: the sort runs on 8-bit keys (the bin index plus one spill bin)."""
     from cuda.coop.ops import histogram as h
-    from cuda.coop.ops._spec import GroupArg, LaunchFacts, PayloadArg, ScalarArg, StringArg
+    from cuda.coop.core.spec import GroupArg, LaunchFacts, PayloadArg, ScalarArg, StringArg
 
     plan = h.plan_histogram(GroupArg("block"), PayloadArg(np.dtype("int32"), 4), bins=ScalarArg(np.dtype("int64"), 100),
                             algorithm=StringArg("sort"))

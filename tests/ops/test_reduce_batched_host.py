@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from cuda.coop.core.cpp import make_provider
-from cuda.coop.ops import _spec as spec
+from cuda.coop.core import spec
 from cuda.coop.ops.reduce import plan_reduce_batched
 from cuda.coop.reference import reduce as ref
 

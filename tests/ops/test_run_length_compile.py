@@ -46,7 +46,7 @@ def test_gpu_kernel_other_configs(vdt, ldt, cc, block, nvdisasm):
 
 def _plan_into(vdt="float32", ldt="int32", runs=2, decoded=None):
     from cuda.coop.ops import run_length as rl
-    from cuda.coop.ops._spec import ArrayArg, GroupArg, PayloadArg, ScalarArg
+    from cuda.coop.core.spec import ArrayArg, GroupArg, PayloadArg, ScalarArg
 
     kw = {} if decoded is None else {"decoded_items_per_thread": ScalarArg(np.dtype("int64"), decoded)}
     return rl.plan_run_length_decode_into(GroupArg("block"), PayloadArg(np.dtype(vdt), runs),
@@ -58,7 +58,7 @@ def test_total_decoded_size_is_written(odt):
     """total_decoded_size= reaches the provider and its body writes the total (GPU-found bug:
     the dtype once filled the wrong params field and the output was never written)."""
     from cuda.coop.ops import run_length as rl
-    from cuda.coop.ops._spec import DtypeArg, GroupArg, LaunchFacts, PayloadArg, ScalarArg
+    from cuda.coop.core.spec import DtypeArg, GroupArg, LaunchFacts, PayloadArg, ScalarArg
 
     dt = np.dtype(odt)
     plan = rl.plan_run_length_decode(GroupArg("block"), PayloadArg(np.dtype("int32"), 2),
@@ -144,7 +144,7 @@ static unsigned long long g_total;
 
 
 def _host_program(plan, threads, vcxx):
-    from cuda.coop.ops._spec import LaunchFacts
+    from cuda.coop.core.spec import LaunchFacts
 
     cpp = plan.generate(plan, LaunchFacts(block=(threads, 1, 1), cc=(9, 0)))
     decls = re.sub(r"using Scan = [^;]*;", "struct Scan { struct TempStorage { int unused; }; };", cpp.decls)
@@ -190,7 +190,7 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
 
     from cuda.coop._dtypes import cxx_type
     from cuda.coop.ops import run_length as rl
-    from cuda.coop.ops._spec import ArrayArg, GroupArg, PayloadArg, ScalarArg
+    from cuda.coop.core.spec import ArrayArg, GroupArg, PayloadArg, ScalarArg
     from cuda.coop.reference import run_length as ref
 
     if shutil.which("g++") is None:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from cuda.coop._errors import CoopError, MissingArgumentError
-from cuda.coop.ops import _spec as spec
+from cuda.coop.core import spec
 from cuda.coop.ops._registry import all_specs
 
 pytestmark = pytest.mark.unit

@@ -63,7 +63,13 @@ def _options(arch: str, include_dirs) -> list:
     return [*NVRTC_OPTIONS, f"-arch={arch}", *[f"-I{d}" for d in include_dirs]]
 
 
-def build_providers(providers, arch: str) -> BuildResult:
+def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResult:
+    """Compile ``providers`` into one LTO-IR for ``arch`` (or take it from the cache).
+
+    ``prelude_headers``: the headers of every family, in a fixed order, for NVRTC's
+    precompiled header (one PCH then serves every kernel of the process); the backend
+    passes the registry's.  None: the providers' own headers.
+    """
     tc = toolchain()
     source = render_translation_unit(providers)
     options = _options(arch, tc.include_dirs)
@@ -81,7 +87,7 @@ def build_providers(providers, arch: str) -> BuildResult:
         return BuildResult(key, entry.ltoir, entry.layouts, source, origin, entry.nvrtc_seconds)
     _log.debug("provider cache miss: %d providers for %s, key %s", len(providers), arch, key[:16])
     t0 = time.perf_counter()
-    ltoir, used_pch = _compile_with_pch(providers, source, options, key)
+    ltoir, used_pch = _compile_with_pch(providers, source, options, key, prelude_headers)
     nvrtc_seconds = time.perf_counter() - t0
     _log.info("NVRTC compiled %d providers for %s in %.3f s (%s), key %s", len(providers), arch,
               nvrtc_seconds, "with PCH" if used_pch else "without PCH", key[:16])
@@ -140,17 +146,11 @@ _PCH_HEAP_BYTES = 512 << 20
 _pch = _PchState()
 
 
-def canonical_prelude_headers() -> tuple:
-    from ..ops._registry import all_headers
-
-    return all_headers()
-
-
-def _compile_with_pch(providers, source: str, options, key: str) -> tuple:
+def _compile_with_pch(providers, source: str, options, key: str, prelude_headers=None) -> tuple:
     """(LTO-IR, whether NVRTC's precompiled headers were used)."""
     try:
         if _pch.wanted():
-            pch_source = render_translation_unit(providers, headers=canonical_prelude_headers())
+            pch_source = render_translation_unit(providers, headers=prelude_headers)
             try:
                 return _nvrtc_compile(pch_source, [*options, *_pch.options()], key), True
             except ProviderCompileError:

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from .._dtypes import cxx_type
-from ..ops._spec import CallPlan, CppProvider, LaunchFacts
+from .spec import CallPlan, CppProvider, LaunchFacts
 
 __all__ = ["Provider", "make_provider", "render_translation_unit", "PROVIDER_ABI_VERSION",
            "COMPAT_HEADER_NAME", "COMPAT_HEADER_SOURCE"]
@@ -158,7 +158,7 @@ def _callback_decls(plan: CallPlan, symbols: dict):
     part of the provider's C++ and of its digest.  The LTO link inlines both the
     forwarding function and the user's code.
     """
-    from ..ops._spec import PointerTo
+    from .spec import PointerTo
 
     def ctype(t):
         return f"{cxx_type(t.dtype)}*" if isinstance(t, PointerTo) else cxx_type(t)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._errors import SharedMemoryLimitError, TempStorageError
-from ..ops._spec import TempStorageArg
+from .spec import TempStorageArg
 
 __all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "STATIC_SHARED_LIMIT"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import cxx_type, is_float
-from ..core import validate as v
-from ._spec import AbiOperand, PayloadArg, PayloadResult, ScalarResult
+from . import _validate as v
+from ..core.spec import AbiOperand, PayloadArg, PayloadResult, ScalarResult
 
 __all__ = [
     "key_dtype", "value_dtype", "key_value_operands", "ordering_functor", "copy_in", "copy_out",

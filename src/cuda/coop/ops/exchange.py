@@ -24,8 +24,9 @@ import numpy as np
 from .._dtypes import cxx_type
 from .._errors import MissingArgumentError, UnsupportedAlgorithmForGroupError, UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
-from ..core import validate as v
-from ._spec import (
+from . import _validate as v
+from ._launch_rules import check_whole_warps
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     CallPlan,
@@ -222,14 +223,8 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     mode = MODES[plan.params.mode]
     threads = launch.block_threads
-    if threads % 32 == 0:
-        return
-    if plan.group.kind == "warp":
-        raise UnsupportedBlockShapeError(
-            f"{plan.call}: group={plan.group.label} needs the block's thread count to be a multiple "
-            f"of 32, but the launch block {launch.block} has {threads} threads; launch whole warps"
-        )
-    if mode.needs_warp_multiple:
+    check_whole_warps(plan, launch)
+    if mode.needs_warp_multiple and threads % 32:
         raise UnsupportedBlockShapeError(
             f"{plan.call}: mode={mode.name!r} arranges items per warp and needs the block's thread "
             f"count to be a multiple of 32, but the launch block {launch.block} has {threads} "

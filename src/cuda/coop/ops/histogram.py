@@ -39,9 +39,9 @@ from .._errors import (
     UnsupportedDtypeError,
 )
 from .._kernel_api import kernel_function
-from ..core import validate as v
+from . import _validate as v
 from ..core.storage import STATIC_SHARED_LIMIT
-from ._spec import (
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     AlgorithmSpec,

@@ -18,8 +18,9 @@ import numpy as np
 from .._dtypes import cxx_type
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
-from ..core import validate as v
-from ._spec import (
+from . import _validate as v
+from ._launch_rules import check_whole_warps
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     AlgorithmSpec,
@@ -184,11 +185,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     p: LoadStoreParams = plan.params
     algo_name, needs_multiple = p.algorithm, p.needs_warp_multiple
     threads = launch.block_threads
-    if plan.group.kind == "warp" and threads % 32:
-        raise UnsupportedBlockShapeError(
-            f"{plan.call}: group={plan.group.label} needs the block's thread count to be a multiple "
-            f"of 32, but the launch block {launch.block} has {threads} threads; launch whole warps"
-        )
+    check_whole_warps(plan, launch)
     if needs_multiple and threads % 32:
         raise UnsupportedBlockShapeError(
             f"{plan.call}: algorithm={algo_name!r} needs the block's thread count to be a multiple "
@@ -365,6 +362,7 @@ def _vectorized(op: str, kind: str, width: int) -> str:
 
 
 SPECS = (
-    OpSpec(name="load", family="load_store", stub=load, plan=plan_load),
-    OpSpec(name="store", family="load_store", stub=store, plan=plan_store),
+    OpSpec(name="load", family="load_store", stub=load, plan=plan_load, payload_dtype_from=("output", "source")),
+    OpSpec(name="store", family="load_store", stub=store, plan=plan_store, payload_dtype_from=("value", "destination"),
+           writes="destination"),
 )

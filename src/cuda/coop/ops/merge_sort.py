@@ -24,11 +24,12 @@ import numpy as np
 from .._dtypes import cxx_type
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
-from ..core import validate as v
+from . import _validate as v
 from ._sorting import (
     copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, result_like, value_dtype,
 )
-from ._spec import (
+from ._launch_rules import check_whole_warps
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     CallPlan,
@@ -142,11 +143,8 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
                 f"threads; launch {lower} or {lower * 2} threads, or sort per warp with "
                 "coop.this_warp()"
             )
-    elif threads % 32:
-        raise UnsupportedBlockShapeError(
-            f"{plan.call}: group={plan.group.label} needs the block's thread count to be a multiple "
-            f"of 32, but the launch block {launch.block} has {threads} threads; launch whole warps"
-        )
+    else:
+        check_whole_warps(plan, launch)
 
 
 @dataclass(frozen=True, kw_only=True)

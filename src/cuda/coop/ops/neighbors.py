@@ -18,8 +18,8 @@ import numpy as np
 
 from .._dtypes import cxx_type
 from .._kernel_api import kernel_function
-from ..core import validate as v
-from ._spec import (
+from . import _validate as v
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     Callback,

@@ -28,12 +28,12 @@ from .._errors import (
     NonConstantArgumentError,
 )
 from .._kernel_api import kernel_function
-from ..core import validate as v
+from . import _validate as v
 from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
-from ._spec import (
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     CallPlan,

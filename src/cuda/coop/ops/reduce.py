@@ -25,12 +25,12 @@ from .._errors import (
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
     UnsupportedAlgorithmForGroupError,
-    UnsupportedBlockShapeError,
     UnsupportedDtypeError,
 )
 from .._kernel_api import kernel_function
-from ..core import validate as v
-from ._spec import (
+from . import _validate as v
+from ._launch_rules import check_whole_warps
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     AlgorithmSpec,
@@ -228,17 +228,6 @@ include_doc(sum, result=_RESULT_DOC)
 # --------------------------------------------------------------------------------------
 # Planning
 # --------------------------------------------------------------------------------------
-
-def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
-    """Warp groups need whole warps: CUB's warp collectives shuffle over all 32 lanes."""
-    threads = launch.block_threads
-    g = plan.group
-    if g.kind in ("warp", "warps") and threads % 32:
-        raise UnsupportedBlockShapeError(
-            f"{plan.call}: group={g.label} needs the block's thread count to be a multiple of 32, "
-            f"but the launch block {launch.block} has {threads} threads; launch whole warps"
-        )
-
 
 @dataclass(frozen=True, kw_only=True)
 class ReduceParams:

@@ -43,9 +43,9 @@ from .._errors import (
     UnsupportedDtypeError,
 )
 from .._kernel_api import kernel_function
-from ..core import validate as v
+from . import _validate as v
 from ..core.storage import STATIC_SHARED_LIMIT
-from ._spec import (
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     CallPlan,
@@ -584,5 +584,5 @@ def _into_body(p: RunLengthParams, vdt) -> list:
 SPECS = (
     OpSpec(name="run_length_decode", family="run_length", stub=run_length_decode, plan=plan_run_length_decode),
     OpSpec(name="run_length_decode_into", family="run_length", stub=run_length_decode_into,
-           plan=plan_run_length_decode_into),
+           plan=plan_run_length_decode_into, writes="destination"),
 )

@@ -25,9 +25,10 @@ from .._errors import (
     UnsupportedAlgorithmForGroupError,
 )
 from .._kernel_api import kernel_function
-from ..core import validate as v
+from . import _validate as v
 from . import reduce as _reduce
-from ._spec import (
+from ._launch_rules import check_whole_warps
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     AlgorithmSpec,
@@ -232,7 +233,7 @@ class ScanParams:
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    _reduce.check_whole_warps(plan, launch)
+    check_whole_warps(plan, launch)
 
 
 def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, valid_items, aggregate_output,

@@ -38,12 +38,12 @@ import numpy as np
 from .._dtypes import cxx_type
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
-from ..core import validate as v
+from . import _validate as v
 from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
-from ._spec import (
+from ..core.spec import (
     OMITTED,
     AbiOperand,
     CallPlan,

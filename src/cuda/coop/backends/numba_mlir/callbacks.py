@@ -26,7 +26,7 @@ import types as pytypes
 import numpy as np
 
 from ..._errors import DtypeMismatchError, InvalidArgumentTypeError
-from ...ops import _spec as spec
+from ...core import spec
 from . import _compat as C
 
 __all__ = ["resolve_callbacks", "function_fingerprint"]

@@ -72,7 +72,7 @@ def _level(group: GroupType, level, method: str) -> str:
 
 def _dtype(group, dtype, method):
     from .types import numba_type_of_dtype, describe_type
-    from ...ops import _spec as spec
+    from ...core import spec
 
     d = describe_type(dtype)
     if not isinstance(d, spec.DtypeArg) or d.dtype.kind not in "iu":

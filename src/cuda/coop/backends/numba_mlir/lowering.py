@@ -20,12 +20,12 @@ from ... import _groups
 from ..._diagnostics import raise_at
 from ..._errors import CoopError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
+from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import StorageUse, mixed_warp_widths, plan_storage
-from ...core.validate import require_launch_block
-from ...ops import _spec as spec
-from ...ops._registry import all_specs
+from ...ops._registry import all_headers, all_specs
+from ...ops._validate import require_launch_block
 from . import _compat as C
 from .callbacks import resolve_callbacks
 from .rewrite import HIDDEN_KEYWORDS, SITES
@@ -180,7 +180,7 @@ class KernelState:
                 _raise_at_site(exc, call.site)
             providers.append(call.provider)
         unique = list({p.symbol: p for p in providers}.values())
-        self.build = build_providers(unique, chip if m else arch_for_cc(cc))
+        self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=all_headers())
         self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
         if self.ltoir is None:
             self.ltoir = C.LTOIR(self.build.ltoir, name=f"cuda_coop_{self.build.key[:16]}.ltoir")

@@ -43,7 +43,23 @@ from ._compat import Rewrite, cuda, ir, register_rewrite
 __all__ = ["SITES", "Site", "site_location", "HIDDEN_KEYWORDS"]
 
 HIDDEN_KEYWORDS = ("_coop_site", "_dtype_from")
-_DTYPE_DEFINERS = {"load": 1, "store": 1}  # op name -> positional index of the array
+
+
+def _positions(field: str) -> dict:
+    """op name -> positions (ints) of the operands an OpSpec field names, from the op records."""
+    from ...ops._registry import all_specs
+
+    out = {}
+    for spec in all_specs():
+        value = getattr(spec, field)
+        if value is not None:
+            names = value if isinstance(value, tuple) else (value,)
+            out[spec.name] = tuple(spec.positional_index(n) for n in names)
+    return out
+
+
+# op name -> (payload position, array position): the calls an untyped payload takes its dtype from
+_DTYPE_DEFINERS = _positions("payload_dtype_from")
 
 
 @dataclass(frozen=True)
@@ -153,9 +169,12 @@ def _array_source(func_ir, payload_var):
             callee = _resolve_value(func_ir, expr.func)
             if not isinstance(callee, KernelFunction) or callee.name not in _DTYPE_DEFINERS:
                 continue
-            if len(expr.args) < 3 or not _same_var(func_ir, expr.args[2], payload_var):
+            payload_at, array_at = _DTYPE_DEFINERS[callee.name]
+            if len(expr.args) <= max(payload_at, array_at):
                 continue
-            return _arg_base(func_ir, expr.args[_DTYPE_DEFINERS[callee.name]])
+            if not _same_var(func_ir, expr.args[payload_at], payload_var):
+                continue
+            return _arg_base(func_ir, expr.args[array_at])
     return None
 
 
@@ -213,8 +232,8 @@ def _reject_host_reservation(func_ir, inst):
     ), getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)
 
 
-# op name -> positional index of the array the call writes
-_WRITTEN_ARRAYS = {"store": 1, "run_length_decode_into": 3}
+# op name -> (position of the array the call writes,)
+_WRITTEN_ARRAYS = _positions("writes")
 
 
 def _reject_constant_destinations(func_ir, expr, name, loc, fname):
@@ -223,7 +242,7 @@ def _reject_constant_destinations(func_ir, expr, name, loc, fname):
     numba-cuda-mlir types both as ordinary mutable arrays (the type says nothing),
     but the data lives in the kernel's constant bank, which is read-only.
     """
-    index = _WRITTEN_ARRAYS.get(name)
+    index = _WRITTEN_ARRAYS.get(name, (None,))[0]
     if index is None or len(expr.args) <= index:
         return
     var = _root(func_ir, expr.args[index])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtypes import bfloat16_dtype, is_supported
-from ...ops import _spec as spec
+from ...core import spec
 from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
 
 

@@ -29,7 +29,7 @@ from ..._payloads import (
     SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, check_payload_bytes,
     check_reserve_count, check_reserve_dtype, merge_alignas,
 )
-from ...ops import _spec as spec
+from ...core import spec
 from ...ops._registry import all_specs
 from ._compat import (
     AbstractTemplate, AttributeTemplate, ForceLiteralArg, as_dtype, signature, typing_location, types,

@@ -27,7 +27,7 @@ from .._errors import (
     UnsupportedBlockShapeError,
     UnsupportedDtypeError,
 )
-from ..ops._spec import (
+from ..core.spec import (
     OMITTED,
     AlgorithmSpec,
     ArrayArg,

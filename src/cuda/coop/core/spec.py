@@ -390,10 +390,20 @@ class OpSpec:
     family: str
     stub: Callable
     plan: Callable[..., CallPlan]
+    # (payload operand, array operand): a ThreadData created without dtype= takes the
+    # array's element type from this call (coop.load's output from its source).
+    payload_dtype_from: tuple[str, str] | None = None
+    # The array operand this call writes (const-memory destinations are refused).
+    writes: str | None = None
 
     @property
     def signature(self) -> inspect.Signature:
         return inspect.signature(self.stub)
+
+    def positional_index(self, name: str) -> int:
+        """Position of the positional-only operand ``name`` in a call."""
+        names = [p.name for p in self.signature.parameters.values() if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+        return names.index(name)
 
 
 # --------------------------------------------------------------------------------------
