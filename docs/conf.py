@@ -30,6 +30,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "coop_explorers",
+    "coop_signatures",
 ]
 
 # Offline build: intersphinx inventories are not fetched (no mapping).

@@ -139,3 +139,29 @@ def test_configuration_page_lists_every_variable_and_extra():
     assert not undocumented, f"environment variables read in src/ but not documented: {undocumented}"
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras, "pyproject.toml has no extras"
+
+
+def _signature_directives():
+    """{page: [operation names]} of every ``.. coop-signatures::`` block under docs/ops."""
+    found = {}
+    for path, text in RST.items():
+        for block in re.findall(r"^\.\. coop-signatures::\n\n((?:   .*\n|\n)+)", text, re.M):
+            names = [ln.strip().rpartition("=")[2].strip() for ln in block.splitlines()
+                     if ln.strip() and not ln.strip().startswith("#")]
+            found.setdefault(path.relative_to(DOCS).as_posix(), []).extend(names)
+    return found
+
+
+def test_every_operation_shows_its_generated_signature():
+    """Each public operation's signature block is rendered from its stub (docs/_ext/
+    coop_signatures.py) on its family's page, so the docs cannot drift from the code."""
+    from cuda.coop.ops._registry import all_specs
+
+    found = _signature_directives()
+    for spec in all_specs():
+        page = f"ops/{spec.family}.rst"
+        assert spec.name in found.get(page, []), f"{page} has no coop-signatures line for {spec.name}"
+    # and no page hand-writes one any more
+    for path, text in RST.items():
+        if path.parent.name == "ops":
+            assert not re.search(r"^   [\w, ]+ = coop\.\w+\(.*\*,", text, re.M), path.name
