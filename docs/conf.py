@@ -5,7 +5,7 @@
 
 The build needs neither a GPU nor a compiler: the API pages read the docstrings of
 ``cuda.coop`` (importable without numba-cuda-mlir), and the explorers' data comes from
-the NumPy reference models ``cuda.coop.reference.*`` (see ``_ext/coop_explorer_data.py``).
+the NumPy reference models ``cuda.coop.reference.*`` (see ``_ext/coop_explorer_data.py`` and its family modules ``_ext/coop_explorer_*.py``).
 Code examples are real files under ``docs/examples/`` that the test suite compiles and runs.
 """
 
