@@ -165,3 +165,7 @@ def test_every_operation_shows_its_generated_signature():
     for path, text in RST.items():
         if path.parent.name == "ops":
             assert not re.search(r"^   [\w, ]+ = coop\.\w+\(.*\*,", text, re.M), path.name
+
+
+def test_index_page_shows_an_explorer():
+    assert re.search(r"^\.\. coop-explorer:: \w+", RST[DOCS / "index.rst"], re.M)

@@ -146,6 +146,10 @@ def test_controls_change_the_picture(page, explorer_pages, ident):
 def test_stage_buttons_and_play(page, explorer_pages, ident):
     open_explorer(page, explorer_pages, ident, reduced_motion="reduce")
     stages = len(DATASETS[ident]["scenarios"][DATASETS[ident]["default"]]["stages"])
+    # It opens on the finished picture: every stage drawn, no blank rows.
+    assert state(page, ident)["stage"] == stages - 1
+    assert page.locator(f"{_root(ident)} .coop-stage.coop-hidden").count() == 0
+    page.click(f'{_root(ident)} button[data-action="reset"]')
     assert state(page, ident)["stage"] == 0
     hidden = page.locator(f"{_root(ident)} .coop-stage.coop-hidden").count()
     assert hidden == stages - 1
@@ -217,6 +221,7 @@ def test_undefined_slots_are_marked(page, explorer_pages, ident):
 def test_reduced_motion_turns_movement_off(page, explorer_pages, ident):
     open_explorer(page, explorer_pages, ident, reduced_motion="reduce")
     assert state(page, ident)["motion"] == "reduce"
+    page.click(f'{_root(ident)} button[data-action="reset"]')  # it opens on the last stage
     page.click(f'{_root(ident)} button[data-action="step"]')
     assert page.locator(f"{_root(ident)} .coop-fly").count() == 0
     duration = page.evaluate("""(sel) => getComputedStyle(
@@ -224,6 +229,7 @@ def test_reduced_motion_turns_movement_off(page, explorer_pages, ident):
     assert all(float(d.rstrip("s") or 0) == 0 for d in duration.split(","))
     open_explorer(page, explorer_pages, ident, reduced_motion="no-preference")
     assert state(page, ident)["motion"] == "full"
+    page.click(f'{_root(ident)} button[data-action="reset"]')
     sc = DATASETS[ident]["scenarios"][DATASETS[ident]["default"]]
     arriving = sc["stages"][1]
     source = sc["stages"][arriving.get("from", 0)]

@@ -73,7 +73,9 @@
     this.root = root;
     this.data = data;
     this.values = data["default"].split("|");
+    // Open on the finished picture (every stage drawn); Reset and Step walk through it.
     this.stage = 0;
+    this.atEnd = true;
     this.follow = null; // array of tokens
     this.timer = null;
     this.id = root.getAttribute("data-coop-explorer");
@@ -163,6 +165,7 @@
     var next = Math.max(0, Math.min(last, i));
     var moved = next === this.stage + 1;
     this.stage = next;
+    this.atEnd = next === last;
     this.applyStage(animate && moved && !prefersReducedMotion());
   };
 
@@ -244,7 +247,8 @@
   Explorer.prototype.render = function () {
     var self = this, sc = this.scenario();
     this.stop();
-    this.stage = Math.min(this.stage, sc.stages.length - 1);
+    // At the end before (also on opening): the end of the new scenario too.
+    this.stage = this.atEnd ? sc.stages.length - 1 : Math.min(this.stage, sc.stages.length - 1);
     this.root.setAttribute("data-scenario", this.key());
     this.root.setAttribute("data-motion", prefersReducedMotion() ? "reduce" : "full");
     this.call.textContent = sc.call;
