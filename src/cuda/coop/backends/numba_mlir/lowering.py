@@ -346,15 +346,7 @@ def _lower_operation(lower, target, args, kws, op_spec):
             value = lower.load_var(bound[operand.source])
             operands.append(C.memref_data_pointer(value))
             operand_types.append(ptr)
-        elif operand.passing == "value" and operand.by_reference:
-            var = bound[operand.source]  # see AbiOperand.by_reference
-            dst_ty = numba_type_of_dtype(operand.dtype)
-            value = lower.lower_cast(types.unliteral(lower.get_numba_type(var.name)), dst_ty, lower.load_var(var))
-            array = C.local_array(lower, dst_ty, 1, 16)
-            C.store_element0(lower, dst_ty, array, value)
-            operands.append(C.memref_data_pointer(array))
-            operand_types.append(ptr)
-        elif operand.passing == "value":
+        elif operand.passing == "value" and not operand.by_reference:
             var = bound[operand.source]
             src_ty = lower.get_numba_type(var.name)
             dst_ty = numba_type_of_dtype(operand.dtype)
@@ -362,7 +354,9 @@ def _lower_operation(lower, target, args, kws, op_spec):
             value = lower.lower_cast(types.unliteral(src_ty), dst_ty, value)
             operands.append(value)
             operand_types.append(C.mlir_type_of(lower, dst_ty))
-        elif operand.passing == "scalar_in":
+        elif operand.passing == "scalar_in" or operand.by_reference:
+            # A one-item local array passed by pointer; a 16-bit float "value" travels so too
+            # (AbiOperand.by_reference).
             var = bound[operand.source]
             dst_ty = numba_type_of_dtype(operand.dtype)
             value = lower.lower_cast(types.unliteral(lower.get_numba_type(var.name)), dst_ty, lower.load_var(var))
