@@ -57,3 +57,32 @@ def test_float_not_equal_is_unordered():
     kb = compile_cubin(module_from_source(NAN_COMPARE).kernel, (types.float32[::1], types.int32[::1]),
                        cc=(9, 0), block=32)
     assert "setp.nan" in kb.ptx or "setp.neu" in kb.ptx
+
+
+RECORD_LOCAL = """
+RECORD = numpy_support.from_dtype(np.dtype([("key", np.int32), ("value", np.float32)], align=True))
+
+
+@cuda.jit
+def kernel(src, dst):
+    tmp = cuda.local.array(4, RECORD)
+    for i in range(4):
+        tmp[i] = src[cuda.threadIdx.x * 4 + i]
+    for i in range(4):
+        dst[cuda.threadIdx.x * 4 + i] = tmp[i]
+"""
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError,  # its UserFacingInternalCompilerError
+                   reason="numba-cuda-mlir 0.6 cannot lower cuda.local.array of a Record dtype "
+                                       "(NotImplementedError in lower_call_expr_assign), so record payloads "
+                                       "(issue #13 item 4) have no per-thread storage yet")
+def test_local_array_of_records_compiles():
+    from numba_cuda_mlir.numba_cuda import types
+
+    from cuda.coop.numba_mlir import compile_cubin
+
+    source = "from numba_cuda_mlir.numba_cuda.np import numpy_support\n" + RECORD_LOCAL
+    module = module_from_source(source)
+    record_array = types.Array(module.RECORD, 1, "C")
+    compile_cubin(module.kernel, (record_array, record_array), cc=(9, 0), block=128)
