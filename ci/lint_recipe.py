@@ -25,8 +25,6 @@ Needs PyYAML and jsonschema (the CI tools venv).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import re
 import tomllib
@@ -34,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from pinlib import ROOT, Report, main_guard
+from pinlib import ROOT, Report, failures_of, main_guard
 
 RECIPE = ROOT / "recipe" / "recipe.yaml"
 PY_MIN = "${{ python_min }}"
@@ -193,10 +191,7 @@ def self_test(rep: Report, text: str, schema: Path | None) -> None:
         if n == 0:
             rep.check(False, f"self-test '{label}'", f"{old!r} not in recipe.yaml: update MUTATIONS")
             continue
-        quiet = Report("mutated")
-        with contextlib.redirect_stdout(io.StringIO()) as out:
-            lint(quiet, mutated, RECIPE.parent, schema)
-        fails = [ln for ln in out.getvalue().splitlines() if ln.startswith("FAIL") and rule in ln]
+        fails = [ln for ln in failures_of(lambda quiet: lint(quiet, mutated, RECIPE.parent, schema)) if rule in ln]
         if rule == "JSON schema" and schema is None:
             rep.skip(f"self-test '{label}'", "no schema")
             continue

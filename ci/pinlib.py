@@ -67,6 +67,23 @@ class Report:
         return 1 if c["FAIL"] else 0
 
 
+def failures_of(run) -> list[str]:
+    """The FAIL lines of ``run(report)`` on a silent Report (a planted mutation's checks).
+
+    A SystemExit (a checker refusing its input outright) counts as a failure too.
+    """
+    import contextlib
+    import io
+
+    quiet = Report("mutated")
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        try:
+            run(quiet)
+        except SystemExit as exc:
+            print(f"FAIL: mutated: refused -- {exc}")
+    return [ln for ln in out.getvalue().splitlines() if ln.startswith("FAIL")]
+
+
 def main_guard(fn) -> None:
     """Run fn() -> exit code; an unexpected exception is a FAIL line, not a silent pass."""
     try:

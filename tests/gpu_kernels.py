@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .kernelgen import group_expr, module_from_source
+from .kernelgen import group_expr, module_from_source, scan_call
 
 KERNELS: dict = {}
 
@@ -106,18 +106,8 @@ class ScanRow:
     valid: bool = False  # valid_items=vi (warp scans only)
 
     def source(self, group: str) -> str:
-        kw = []
-        if self.scan_op:
-            kw.append(f"scan_op={self.scan_op}")
-        if self.init:
-            kw.append("initial_value=init")
-        if self.algorithm:
-            kw.append(f'algorithm="{self.algorithm}"')
-        if self.aggregate:
-            kw.append("aggregate_output=agg")
-        if self.valid:
-            kw.append("valid_items=vi")
-        return f"coop.{self.call}({group}, items, {', '.join(kw)})"
+        return scan_call(self.call, group, "items", scan_op=self.scan_op, init="init" if self.init else "",
+                         algorithm=self.algorithm, aggregate=self.aggregate, valid=self.valid)
 
 
 BLOCK_SCAN_ALGORITHMS = ("raking", "raking_memoize", "warp_scans")

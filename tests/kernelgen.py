@@ -67,3 +67,27 @@ def points_at_user_line(exc, module, snippet: str) -> None:
     in_kernel_file = [f for f in frames if f.filename == module.__file__]
     assert len(in_kernel_file) == 1, in_kernel_file
     assert f'File "{module.__file__}"' in str(exc)
+
+
+def scan_call(call: str, group: str, value: str, *, extra: str = "", scan_op: str = "", init: str = "",
+              algorithm: str | None = None, aggregate: bool = False, valid: bool = False,
+              prefix: str = "") -> str:
+    """Kernel text of one scan call: ``coop.<call>(<group>, <value>, <keywords>)``.
+
+    ``init`` is the initial_value expression, ``aggregate``/``valid`` name the kernel's
+    ``agg`` payload and ``vi`` variable, ``prefix`` is the prefix_op keyword text.
+    """
+    kw = [extra] if extra else []
+    if scan_op:
+        kw.append(f"scan_op={scan_op}")
+    if init:
+        kw.append(f"initial_value={init}")
+    if algorithm:
+        kw.append(f'algorithm="{algorithm}"')
+    if aggregate:
+        kw.append("aggregate_output=agg")
+    if valid:
+        kw.append("valid_items=vi")
+    if prefix:
+        kw.append(prefix)
+    return f"coop.{call}({group}, {value}, {', '.join(kw)})"

@@ -100,18 +100,23 @@ def threads_of(block):
     return int(np.prod(block))
 
 
-# ======================================================================================
-# Load / store
-# ======================================================================================
-
 @dataclass(frozen=True)
-class LoadStoreVariant:
+class GroupVariant:
+    """One compiled kernel of a property test: its group, element type, items and block."""
+
     kind: str  # "block", "warp", "logical"
     width: int | None  # group width (None: the block)
     dtype: str
     ipt: int
     block: tuple
 
+
+# ======================================================================================
+# Load / store
+# ======================================================================================
+
+@dataclass(frozen=True)
+class LoadStoreVariant(GroupVariant):
     @property
     def algorithms(self):
         table = LOAD_ALGORITHMS["block" if self.kind == "block" else "warp"]
@@ -227,13 +232,7 @@ def test_load_store_property(p):
 # Scans
 # ======================================================================================
 
-@dataclass(frozen=True)
-class ScanVariant:
-    kind: str
-    width: int | None
-    dtype: str
-    ipt: int
-    block: tuple
+ScanVariant = GroupVariant
 
 
 SCAN_VARIANTS = (

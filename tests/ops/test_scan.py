@@ -25,7 +25,7 @@ import pytest
 
 from cuda.coop.reference import scan as ref
 
-from ..kernelgen import group_expr, module_from_source
+from ..kernelgen import group_expr, module_from_source, scan_call
 from .test_reduce import (BLOCK, DTYPES, ITEMS, LOGICAL_WIDTHS, USER_OP_SOURCE, poison, product_values,
                           random_values, sum_tolerance, user_op)
 
@@ -65,24 +65,10 @@ class Case:
     extra: str = ""  # extra keyword text (e.g. mode= for coop.scan)
 
     def source(self, group_src: str) -> str:
-        kw = []
-        if self.extra:
-            kw.append(self.extra)
-        if self.op:
-            kw.append(f"scan_op={self.op}")
-        if self.init:
-            kw.append(f"initial_value={self.init}")
-        if self.algorithm:
-            kw.append(f'algorithm="{self.algorithm}"')
-        if self.aggregate:
-            kw.append("aggregate_output=agg")
-        if self.valid:
-            kw.append("valid_items=vi")
-        if self.prefix == "stateless":
-            kw.append("prefix_op=add_three")
-        elif self.prefix == "stateful":
-            kw.append("prefix_op=running, prefix_state=state")
-        return f"coop.{self.call}({group_src}, {self.value}, {', '.join(kw)})"
+        prefix = {None: "", "stateless": "prefix_op=add_three",
+                  "stateful": "prefix_op=running, prefix_state=state"}[self.prefix]
+        return scan_call(self.call, group_src, self.value, extra=self.extra, scan_op=self.op, init=self.init or "",
+                         algorithm=self.algorithm, aggregate=self.aggregate, valid=self.valid, prefix=prefix)
 
     @property
     def width(self):

@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from ._dtypes import normalize_dtype
+from ._dtypes import SUPPORTED_DTYPES, normalize_dtype
 from ._errors import (
     CoopCompilerContextRequiredError,
     ConflictingArgumentsError,
@@ -233,17 +233,10 @@ def normalize_sharing(sharing) -> str:
 
 
 # Element types of TempStorage.reserve(): what a shared array of a device library
-# holds (NVIDIA's contract: integers, floating-point and complex numbers).  bool is
-# left out on purpose: its storage width is the compiler's choice.
-RESERVE_DTYPES: tuple[np.dtype, ...] = tuple(
-    np.dtype(n)
-    for n in (
-        "int8", "int16", "int32", "int64",
-        "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64",
-        "complex64", "complex128",
-    )
-)
+# holds (NVIDIA's contract: integers, floating-point and complex numbers): the payload
+# types plus complex.  bool is left out on purpose: its storage width is the compiler's
+# choice.
+RESERVE_DTYPES: tuple[np.dtype, ...] = SUPPORTED_DTYPES + (np.dtype("complex64"), np.dtype("complex128"))
 
 
 def check_reserve_count(value, *, call: str = "TempStorage.reserve()") -> int:
