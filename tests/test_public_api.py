@@ -113,6 +113,14 @@ def test_thread_data_descriptor_validation():
         coop.ThreadData(2, alignment=12)
 
 
+def test_bfloat16_without_ml_dtypes_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # as if it were not installed
+    with pytest.raises(coop.UnsupportedDtypeError) as info:
+        coop.ThreadData(2, "bfloat16")
+    msg = str(info.value)
+    assert "dtype='bfloat16'" in msg and "ml_dtypes" in msg and "pip install ml_dtypes" in msg
+
+
 def test_temp_storage_descriptor_validation():
     ts = coop.TempStorage(1024, alignment=16, auto_sync=False, sharing="exclusive")
     assert (ts.size_in_bytes, ts.alignment, ts.auto_sync, ts.sharing) == (1024, 16, False, "exclusive")
