@@ -53,7 +53,7 @@ def kernel(src, moved, striped, sums, scanned, sorted_desc, radix, top, diffs, s
     coop.store(block, top[base:], tk)
     d = coop.adjacent_difference(block, items)
     coop.store(block, diffs[base:], d)
-    shuffled[base + tid] = coop.shuffle(block, src[base + tid], mode="offset", distance=1)
+    shuffled[b * {THREADS} + tid] = coop.shuffle(block, src[base + tid], mode="offset", distance=1)
     lengths = coop.ThreadData(2, dtype=np.int32)
     lengths[0] = 1
     lengths[1] = 2
