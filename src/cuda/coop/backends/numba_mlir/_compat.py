@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+import numpy as np
+
 from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
 
 SUPPORTED = ((0, 6, 0), (0, 7, 0))  # [min, max)
@@ -406,7 +408,77 @@ def launch_key(args, literal_positions, device_array_type, scalar_types, cai_key
     return tuple(key)
 
 
-def install_launch_hook(is_cooperative, make_error):
+def install_array_key_fix():
+    """Make numba-cuda-mlir 0.6's per-launch array check read PyTorch tensors and DLPack objects.
+
+    Before reusing a kernel specialization, ``descriptor._array_cache_key`` compares each
+    array argument's (dtype, ndim, layout, readonly) with the cached one.  For a PyTorch
+    tensor ``np.dtype(tensor.dtype)`` raises (a ``torch.dtype``), so no launch-config
+    specialized kernel (every cooperative one) accepts a tensor; for an object that has
+    only ``__dlpack__`` it reads the cached type itself, so a second object of the same
+    class but another dtype or rank reuses the stale specialization and computes garbage
+    (seen on the H200: float32 data read as int32).  Such arguments are described from
+    their DLPack view instead, as numba-cuda-mlir's typeof does.
+    """
+    from numba_cuda_mlir import descriptor
+
+    original = descriptor._array_cache_key
+    if getattr(original, "_coop_fixed", False):
+        return
+
+    def array_cache_key(arg, ty):
+        dtype = getattr(arg, "dtype", None)
+        if isinstance(dtype, np.dtype) or not hasattr(arg, "__dlpack__"):
+            return original(arg, ty)
+        from cuda.core.utils import StridedMemoryView
+
+        view = StridedMemoryView.from_dlpack(arg, stream_ptr=-1)
+        layout = getattr(view, "_layout", None)
+        if layout is None:
+            kind = getattr(ty, "layout", "A")
+        else:
+            kind = "C" if layout.is_contiguous_c else "F" if layout.is_contiguous_f else "A"
+        try:
+            dtype_key = np.dtype(view.dtype)
+        except Exception:  # bfloat16 without ml_dtypes: the producer's own spelling
+            dtype_key = str(dtype)
+        return (dtype_key, len(view.shape), kind, bool(view.readonly))
+
+    array_cache_key._coop_fixed = True
+    descriptor._array_cache_key = array_cache_key
+
+
+_torch_typeof_fixed = False
+
+
+def install_torch_bfloat16_typeof():
+    """Type PyTorch bfloat16 tensors as arrays of numba-cuda's ``bfloat16``.
+
+    numba-cuda-mlir 0.6 types them with its own ``bf16``, which shares the storage of
+    numba-cuda's ``bfloat16`` (``__nv_bfloat16``) but has no arithmetic and no conversion
+    to it: ``t[i] + t[i]`` does not type, nor does storing a bfloat16 result into the
+    tensor.  ``bfloat16`` is what every other bfloat16 array (NumPy with ml_dtypes, DLPack
+    objects, ``cuda.local.array``) gets.  Called once torch is in use: importing
+    numba-cuda-mlir's own torch typeof first makes ours the later (winning) registration.
+    """
+    global _torch_typeof_fixed
+    if _torch_typeof_fixed:
+        return
+    _torch_typeof_fixed = True
+    import torch
+    from numba_cuda_mlir.type_defs import torch_types
+
+    original = torch_types.typeof_torch_tensor
+
+    @typeof_impl.register(torch.Tensor)
+    def typeof_torch_tensor(val, c):
+        ty = original(val, c)
+        if val.dtype is torch.bfloat16:
+            return ty.copy(dtype=types.bfloat16)
+        return ty
+
+
+def install_launch_hook(is_cooperative, make_error, check_arguments=None):
     """Wrap ``descriptor._ArgMarshaller.__call__`` (what ``kernel[grid, block](...)`` calls).
 
     1. The fast path.  Cooperative kernels are launch-configuration specialized, so every
@@ -422,6 +494,8 @@ def install_launch_hook(is_cooperative, make_error):
     2. No driver.  The driver's "no CUDA driver / no device" error of a cooperative launch
        becomes ``make_error(dispatcher, exc)`` without the driver's 40-line chain; other
        kernels keep the driver's error.
+    3. ``check_arguments(dispatcher, args)`` runs on the full path of cooperative launches,
+       before numba-cuda-mlir types the arguments (the fast path never sees new kinds).
     """
     from numba_cuda_mlir import descriptor
     from numba_cuda_mlir.numba_cuda.cudadrv.devicearray import DeviceNDArray
@@ -477,6 +551,10 @@ def install_launch_hook(is_cooperative, make_error):
                 except RuntimeError as exc:
                     raise_as_cuda_error(exc)
         error = None
+        if check_arguments is not None:
+            dispatcher = getattr(self, "_dispatcher", None)
+            if dispatcher is not None and is_cooperative(dispatcher):
+                check_arguments(dispatcher, args)
         try:
             result = original(self, *args)
         except (CudaSupportError, CudaDriverError) as exc:

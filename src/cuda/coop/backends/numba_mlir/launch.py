@@ -1,19 +1,29 @@
-"""Launch-time help for cooperative kernels: one clear error where no GPU can run them.
+"""Launch-time help for cooperative kernels: clear errors where the driver's would not be.
 
 Launching with no CUDA driver (or no device) fails deep in numba-cuda-mlir's driver
 layer.  For a kernel that uses cuda.coop that failure becomes one
 :class:`~cuda.coop.NoDeviceError` that says what is missing and names
 ``compile_cubin``, which builds the same cubin without a GPU.  Kernels that do not use
 cuda.coop keep the driver's own error.
+
+A raw DLPack capsule (``torch.utils.dlpack.to_dlpack(t)``) passed to a cooperative
+kernel is refused with a named error: a capsule may be consumed once and carries no
+``__dlpack__`` method, so Numba cannot type it; the object that made it (or
+``torch.from_dlpack(capsule)`` / ``cupy.from_dlpack(capsule)``) can be passed instead.
+
+PyTorch tensors and DLPack-only objects are keyed by their DLPack view when a cached
+specialization is reused, and PyTorch bfloat16 tensors are typed like every other bfloat16
+array (see ``_compat.install_array_key_fix`` and ``install_torch_bfloat16_typeof``).
 """
 
 from __future__ import annotations
 
+import sys
 import types as _pytypes
 
-from ..._errors import NoDeviceError
+from ..._errors import InvalidArgumentTypeError, NoDeviceError
 
-__all__ = ["install", "no_device_error", "uses_coop"]
+__all__ = ["install", "no_device_error", "uses_coop", "check_arguments"]
 
 
 def _is_coop_object(value, names) -> bool:
@@ -61,7 +71,25 @@ def no_device_error(dispatcher, exc) -> NoDeviceError:
     )
 
 
+def check_arguments(dispatcher, args) -> None:
+    from . import _compat as C
+
+    for index, arg in enumerate(args):
+        if type(arg).__module__.startswith("torch") and not C._torch_typeof_fixed:
+            C.install_torch_bfloat16_typeof()
+        if type(arg).__name__ == "PyCapsule":
+            name = getattr(getattr(dispatcher, "py_func", None), "__name__", "kernel")
+            raise InvalidArgumentTypeError(
+                f"cannot launch cooperative kernel {name!r}: argument {index} is a DLPack capsule, which "
+                "a kernel cannot take (it may be consumed only once and has no __dlpack__ method); pass the "
+                "array that produced it (CuPy arrays, PyTorch tensors and other objects with __dlpack__ or "
+                "__cuda_array_interface__ work), or torch.from_dlpack(capsule) / cupy.from_dlpack(capsule)")
+
+
 def install() -> None:
     from . import _compat as C
 
-    C.install_launch_hook(uses_coop, no_device_error)
+    C.install_launch_hook(uses_coop, no_device_error, check_arguments)
+    C.install_array_key_fix()  # PyTorch tensors and DLPack objects in cooperative launches
+    if "torch" in sys.modules:
+        C.install_torch_bfloat16_typeof()
