@@ -358,6 +358,48 @@ def test_running_scan_example(n):
     np.testing.assert_array_equal(exclusive, ref.running_scan(values, "exclusive"))
 
 
+FUNCTOR_SOURCE = """
+import cuda.coop.numba_mlir as numba_coop
+
+
+class RunningTotal:
+    # NVIDIA's class form: never instantiated; self is the one-item state array.
+    def __call__(self, block_aggregate):
+        previous = self[0]
+        self[0] += block_aggregate
+        return np.int32(previous)
+
+
+RUNNING = numba_coop.StatefulFunction(RunningTotal, np.int64)
+
+
+@cuda.jit
+def kernel(values, out, n):
+    block = coop.this_block()
+    items = coop.ThreadData(4)
+    state = cuda.local.array(1, np.int64)
+    state[0] = 7
+    for start in range(0, n, cuda.blockDim.x * 4):
+        coop.load(block, values, items, offset=start, valid_items=n - start, oob_default=0)
+        scanned = coop.exclusive_sum(block, items, state, prefix_op=RUNNING)
+        coop.store(block, out, scanned, offset=start, valid_items=n - start)
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [5, 512, 3001])
+def test_functor_class_prefix_with_a_wider_state(n):
+    """A class-form StatefulFunction (int64 state, int32 scan) carries a running total over tiles."""
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(n)
+    values = rng.integers(-50, 50, n, dtype=np.int32)
+    out = cuda.to_device(np.full(n, -99, dtype=np.int32))
+    module_from_source(FUNCTOR_SOURCE).kernel[1, 128](cuda.to_device(values), out, n)
+    expected = 7 + np.concatenate([[0], np.cumsum(values.astype(np.int64))[:-1]])
+    np.testing.assert_array_equal(out.copy_to_host(), expected.astype(np.int32))
+
+
 @pytest.mark.unit
 def test_reference_model():
     slots = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=np.int32)

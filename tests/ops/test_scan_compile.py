@@ -181,6 +181,13 @@ def test_running_scan_example_compiles(name):
     assert "bar.sync" in kb.ptx
 
 
+def test_functor_class_prefix_compiles_inlined():
+    types = numba_types()
+    kernel = module_from_source(gpu.FUNCTOR_SOURCE).kernel
+    kb = compile_cubin(kernel, (types.int32[::1], types.int32[::1], types.int64), cc=(9, 0), block=128)
+    assert_inlined(kb)
+
+
 def test_explicit_temp_storage_layout():
     """shared: one region as large as the largest call; exclusive: one slice per call site."""
     import re

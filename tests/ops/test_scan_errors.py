@@ -254,3 +254,33 @@ def test_stateful_function_rejects_a_non_callable():
         qualified.StatefulFunction(3, np.int64)
     with pytest.raises(coop.UnsupportedDtypeError, match="state_dtype"):
         qualified.StatefulFunction(len, "complex64")
+
+
+def test_stateful_function_takes_a_functor_class_and_checks_its_call():
+    import cuda.coop.numba_mlir as qualified
+
+    class Carry:
+        def __call__(self, block_aggregate):
+            return block_aggregate
+
+    fn = qualified.StatefulFunction(Carry, np.int64)
+    assert fn.op is Carry.__dict__["__call__"] and fn.name.endswith("Carry")
+
+    class NoCall:
+        pass
+
+    class Binary:
+        def __call__(self, left, right):
+            return left + right
+
+    class Static:
+        @staticmethod
+        def __call__(block_aggregate):
+            return block_aggregate
+
+    with pytest.raises(coop.InvalidArgumentTypeError, match="NoCall is a class without __call__"):
+        qualified.StatefulFunction(NoCall, np.int64)
+    with pytest.raises(coop.InvalidArgumentTypeError, match=r"Binary.__call__ takes 3 parameters"):
+        qualified.StatefulFunction(Binary, np.int64)
+    with pytest.raises(coop.InvalidArgumentTypeError, match="staticmethod"):
+        qualified.StatefulFunction(Static, np.int64)
