@@ -304,6 +304,37 @@ def test_block_shapes(block, dtype, ipt):
     run_reduce(dtype, ipt, block=block, cases=block_only_cases(dtype), seed=3)
 
 
+PLAIN_OPERATOR_SOURCE = """
+def larger(a, b):  # undecorated, as NVIDIA's examples write operators
+    return a if a > b else b
+
+
+@cuda.jit
+def kernel(src, block_max, warp_scan):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    m = coop.reduce(coop.this_block(), src[i], binary_op=larger)
+    warp_scan[i] = coop.inclusive_scan(coop.this_warp(), src[i], scan_op=larger)
+    if cuda.threadIdx.x == 0:
+        block_max[cuda.blockIdx.x] = m
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_plain_python_operators(dtype):
+    from numba_cuda_mlir import cuda
+
+    blocks = 3
+    rng = np.random.default_rng(11)
+    src = rng.integers(-1000, 1000, blocks * BLOCK).astype(dtype)
+    block_max = cuda.to_device(np.full(blocks, poison(dtype), dtype=dtype))
+    warp_scan = cuda.to_device(np.full(blocks * BLOCK, poison(dtype), dtype=dtype))
+    module_from_source(PLAIN_OPERATOR_SOURCE).kernel[blocks, BLOCK](cuda.to_device(src), block_max, warp_scan)
+    np.testing.assert_array_equal(block_max.copy_to_host(), src.reshape(blocks, BLOCK).max(axis=1))
+    np.testing.assert_array_equal(warp_scan.copy_to_host(),
+                                  np.maximum.accumulate(src.reshape(-1, 32), axis=1).reshape(-1))
+
+
 @pytest.mark.unit
 def test_reference_model():
     slots = np.arange(12, dtype=np.int32).reshape(4, 3)

@@ -6,6 +6,7 @@ import pytest
 
 import cuda.coop as coop
 
+from ..kernelgen import module_from_source
 from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
 
 pytestmark = pytest.mark.compile
@@ -116,14 +117,30 @@ def test_kernel_is_not_a_device_function():
     assert_points_at_user_line(info, module, "binary_op=other_kernel")
 
 
-def test_plain_python_function_is_not_a_device_function():
+def test_plain_python_function_becomes_a_device_function():
+    """NVIDIA's examples pass undecorated operators; they compile as device functions."""
+    from cuda.coop.numba_mlir import compile_cubin
+
+    types = _types()
+    module = module_from_source("""
+@cuda.jit
+def kernel(src, dst, n):
+    x = coop.reduce(coop.this_block(), src[cuda.threadIdx.x], binary_op=plain_function)
+    y = coop.inclusive_scan(coop.this_warp(), src[cuda.threadIdx.x], scan_op=max_lambda)
+    dst[cuda.threadIdx.x] = x + y
+""")
+    compile_cubin(module.kernel, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
+
+
+def test_plain_function_through_an_attribute_is_named():
     info, module = compile_body("""
-        x = coop.reduce(coop.this_block(), src[0], binary_op=plain_function)
+        x = coop.reduce(coop.this_block(), src[0], binary_op=operators_module.plain_function)
     """)
     assert isinstance(info.value, coop.NotADeviceFunctionError)
     msg = str(info.value)
-    assert "binary_op=plain_function, a plain Python function" in msg and "@cuda.jit(device=True)" in msg
-    assert_points_at_user_line(info, module, "binary_op=plain_function")
+    assert "binary_op=plain_function, a plain Python function reached through an attribute" in msg
+    assert "@cuda.jit(device=True)" in msg
+    assert_points_at_user_line(info, module, "binary_op=operators_module.plain_function")
 
 
 def test_builtin_that_is_not_an_operator():
@@ -211,6 +228,10 @@ import operator
 
 def plain_function(a, b):
     return a + b
+
+import types as _types_module
+operators_module = _types_module.SimpleNamespace(plain_function=plain_function)
+max_lambda = lambda a, b: a if a > b else b  # noqa: E731
 
 @cuda.jit
 def other_kernel(x):

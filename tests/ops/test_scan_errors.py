@@ -115,13 +115,13 @@ r = coop.inclusive_sum(coop.this_block(), items, algorithm="warp_reductions")
     assert "'raking'" in msg and "'raking_memoize'" in msg and "'warp_scans'" in msg
 
 
-def test_plain_function_as_scan_operator():
+def test_plain_function_as_scan_operator_through_an_attribute():
     info, module = compile_body("""
-        r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op=plain_function)
+        r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op=operators_module.plain_function)
     """)
     assert isinstance(info.value, coop.NotADeviceFunctionError)
     assert "scan_op=plain_function" in str(info.value)
-    assert_points_at_user_line(info, module, "scan_op=plain_function")
+    assert_points_at_user_line(info, module, "scan_op=operators_module.plain_function")
 
 
 def test_prefix_op_must_be_a_device_function():
