@@ -1,6 +1,6 @@
-"""Tile copy of 1 GiB of int32 per block load/store algorithm.
+"""Tile copy of 2**28 items (int32: 1 GiB, float16: 512 MiB) per block load/store algorithm.
 
-    python benchmarks/bench_load_store.py [--threads 256] [--items 16]
+    python benchmarks/bench_load_store.py [--threads 256] [--items 16] [--dtype int32|float16]
 
 Compares (1) the cuda.coop kernel (numba-cuda-mlir), (2) the same kernel in CUDA
 C++ with CUB built by nvcc, (3) cudaMemcpy device-to-device; and reports the
@@ -21,20 +21,24 @@ from common import (  # noqa: E402
 )
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
-N = 1 << 28  # int32 elements = 1 GiB
+N = 1 << 28  # items: 1 GiB of int32
+CXX_TYPES = {"int32": "int", "float16": "__half"}
 
 CUB_SOURCE = r"""
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_store.cuh>
+#include <cuda_fp16.h>
 #include <cstdio>
 #include <cuda_runtime.h>
 
+using T = ITEM_TYPE;
+
 template <int BT, int IPT, cub::BlockLoadAlgorithm LA, cub::BlockStoreAlgorithm SA>
-__global__ void copy_tile(const int* in, int* out) {
-  using BL = cub::BlockLoad<int, BT, IPT, LA>;
-  using BS = cub::BlockStore<int, BT, IPT, SA>;
+__global__ void copy_tile(const T* in, T* out) {
+  using BL = cub::BlockLoad<T, BT, IPT, LA>;
+  using BS = cub::BlockStore<T, BT, IPT, SA>;
   __shared__ union { typename BL::TempStorage load; typename BS::TempStorage store; } storage;
-  int items[IPT];
+  T items[IPT];
   const size_t offset = size_t(blockIdx.x) * BT * IPT;
   BL(storage.load).Load(in + offset, items);
   __syncthreads();
@@ -42,18 +46,19 @@ __global__ void copy_tile(const int* in, int* out) {
 }
 
 template <int BT, int IPT, cub::BlockLoadAlgorithm LA, cub::BlockStoreAlgorithm SA>
-float bench(const int* in, int* out, size_t n) {
+float bench(const T* in, T* out, size_t n) {
   dim3 grid(unsigned(n / (BT * IPT)));
   return coop_bench::median_ms([&] { copy_tile<BT, IPT, LA, SA><<<grid, BT>>>(in, out); }, 20);
 }
 
 int main() {
   const size_t n = size_t(1) << 28;
-  int *in, *out; cudaMalloc(&in, n * 4); cudaMalloc(&out, n * 4); cudaMemset(in, 1, n * 4);
+  const size_t bytes = n * sizeof(T);
+  T *in, *out; cudaMalloc(&in, bytes); cudaMalloc(&out, bytes); cudaMemset(in, 1, bytes);
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   float memcpy_ms[20];
   for (int r = 0; r < 23; ++r) {
-    cudaEventRecord(a); cudaMemcpy(out, in, n * 4, cudaMemcpyDeviceToDevice); cudaEventRecord(b);
+    cudaEventRecord(a); cudaMemcpy(out, in, bytes, cudaMemcpyDeviceToDevice); cudaEventRecord(b);
     cudaEventSynchronize(b); if (r >= 3) cudaEventElapsedTime(&memcpy_ms[r - 3], a, b);
   }
   for (int i = 0; i < 20; ++i) for (int j = i + 1; j < 20; ++j) if (memcpy_ms[j] < memcpy_ms[i]) { float t = memcpy_ms[i]; memcpy_ms[i] = memcpy_ms[j]; memcpy_ms[j] = t; }
@@ -133,20 +138,22 @@ def k(source, destination, items_per_thread):
 """
 
 
-def throughput(threads: int, items: int):
+def throughput(threads: int, items: int, dtype: str = "int32"):
     import numpy as np
     from numba_cuda_mlir import cuda
 
     ns = vars(import_source(KERNEL_SOURCE, "bench_load_store_kernels"))
-    src = cuda.to_device(np.arange(N, dtype=np.int32))
-    dst = cuda.device_array(N, dtype=np.int32)
+    # Exact in float16 too: integers below 2048.
+    expected = (np.arange(1 << 20) % 2048).astype(dtype)
+    src = cuda.to_device((np.arange(N) % 2048).astype(dtype))
+    dst = cuda.device_array(N, dtype=dtype)
     grid = N // (threads * items)
     results = {}
     for algo in ALGORITHMS:
         kernel = ns["make"](algo)
         kernel[grid, threads](src, dst, items)
         cuda.synchronize()
-        assert np.array_equal(dst[:1 << 20].copy_to_host(), np.arange(1 << 20, dtype=np.int32)), algo
+        assert np.array_equal(dst[:1 << 20].copy_to_host(), expected), algo
         results[algo] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
     small = ns["make"]("direct")
     tiny_src, tiny_dst = src[:threads * items], dst[:threads * items]
@@ -162,9 +169,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=256)
     parser.add_argument("--items", type=int, default=16)
+    parser.add_argument("--dtype", choices=sorted(CXX_TYPES), default="int32")
     parser.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
     args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
+    itemsize = 2 if args.dtype == "float16" else 4
+    report = {"threads": args.threads, "items_per_thread": args.items, "dtype": args.dtype, "bytes": N * itemsize}
     if args.latency_only:
         report["latency"] = latency()
         for key, val in report["latency"].items():
@@ -173,10 +182,11 @@ def main(argv=None):
                   f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
         write_results("load_store_latency", report)
         return report
-    report["coop_ms"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "copy_tile")
+    report["coop_ms"] = throughput(args.threads, args.items, args.dtype)
+    cxx = specialize(CUB_SOURCE, args.threads, args.items).replace("ITEM_TYPE", CXX_TYPES[args.dtype])
+    report["cub_ms"] = nvcc_baseline_ms(cxx, "copy_tile")
     report["latency"] = latency()
-    print(f"\n1 GiB int32 tile copy, {args.threads} threads x {args.items} items per thread")
+    print(f"\n{N * itemsize >> 20} MiB {args.dtype} tile copy, {args.threads} threads x {args.items} items per thread")
     print(f"{'algorithm':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s} {'% memcpy':>9s}")
     cub = report.get("cub_ms", {})
     memcpy = cub.get("memcpy")
@@ -184,7 +194,7 @@ def main(argv=None):
     for algo, ms in report["coop_ms"].items():
         c = cub.get(algo)
         ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        gbs = 2 * N * 4 / (ms * 1e-3) / 1e9
+        gbs = 2 * N * itemsize / (ms * 1e-3) / 1e9
         pct = f"{100 * memcpy / ms:8.1f}%" if memcpy else "      n/a"
         print(f"{algo:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f} {pct}")
     if memcpy:
@@ -198,7 +208,7 @@ def main(argv=None):
         print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
               f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
               f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
-    write_results("load_store", report)
+    write_results("load_store" if args.dtype == "int32" else f"load_store_{args.dtype}", report)
     return report
 
 
