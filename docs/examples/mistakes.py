@@ -136,8 +136,8 @@ def temp_storage_too_small(src, dst):
 # example-begin too-much-shared
 @cuda.jit
 def huge_transpose(src, dst):
-    items = coop.ThreadData(16)
-    coop.load(coop.this_block(), src, items, algorithm="transpose")  # 1024 x 16 x 8 bytes
+    items = coop.ThreadData(32)
+    coop.load(coop.this_block(), src, items, algorithm="transpose")  # 1024 x 32 x 8 bytes
 # example-end too-much-shared
 
 

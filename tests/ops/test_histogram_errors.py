@@ -143,12 +143,12 @@ def test_temp_storage_must_be_a_descriptor():
 
 def test_counters_beyond_shared_memory():
     _fails("""
-        h = coop.histogram(coop.this_block(), s, bins=20000, bins_per_thread=157, counter_dtype=np.int64)
-    """, "coop.histogram(", coop.SharedMemoryLimitError, "160000", "49152")
+        h = coop.histogram(coop.this_block(), s, bins=30000, bins_per_thread=235, counter_dtype=np.int64)
+    """, "coop.histogram(", coop.SharedMemoryLimitError, "240000", "232448")
 
 
 def test_counters_that_cannot_fit_are_reported_before_nvrtc():
     msg = _fails("""
         h = coop.histogram(coop.this_block(), s, bins=2147483647, bins_per_thread=65536)
-    """, "coop.histogram(", coop.SharedMemoryLimitError, "bins=2147483647", "at most 12288")
+    """, "coop.histogram(", coop.SharedMemoryLimitError, "bins=2147483647", "at most 58112")
     assert "NVRTC" not in msg

@@ -56,11 +56,17 @@ CASES = [
         a[0] = b[0]
     """, coop.TempStorageError, ("size_in_bytes=128 is too small", "TempStorage.reserve()", "need 256"),
      "storage.reserve(32"),
-    ("above_static_limit", """
+    ("above_opt_in_limit", """
         storage = coop.TempStorage()
-        big = storage.reserve(13 * 1024, np.int32)
+        big = storage.reserve(60 * 1024, np.int32)
         big[0] = 1
-    """, coop.SharedMemoryLimitError, ("53248 bytes", "reserve fewer elements"), "storage.reserve(13"),
+    """, coop.SharedMemoryLimitError, ("245760 bytes", "232448-byte limit of a sm_90", "reserve fewer elements"),
+     "storage.reserve(60"),
+    ("alignment_above_16_in_dynamic_shared_memory", """
+        storage = coop.TempStorage()
+        big = storage.reserve(13 * 1024, np.int32, alignment=64)
+        big[0] = 1
+    """, coop.TempStorageError, ("64-byte alignment", "16-byte aligned", "alignment<=16"), "storage.reserve(13"),
 ]
 
 

@@ -186,8 +186,8 @@ def test_float_destination_offset():
 def test_run_table_beyond_shared_memory():
     types = _types()
     _fails("""
-        v8 = coop.ThreadData(8, dtype=np.float64)
-        l8 = coop.ThreadData(8, dtype=np.int64)
-        t = coop.run_length_decode_into(coop.this_block(), v8, l8, dst)
-    """, "coop.run_length_decode_into(", coop.SharedMemoryLimitError, INTO, "131072", "49152",
+        v16 = coop.ThreadData(16, dtype=np.float64)
+        l16 = coop.ThreadData(16, dtype=np.int64)
+        t = coop.run_length_decode_into(coop.this_block(), v16, l16, dst)
+    """, "coop.run_length_decode_into(", coop.SharedMemoryLimitError, INTO, "262144", "232448",
            argtypes=(types.int32[::1], types.float64[::1], 4), block=1024)

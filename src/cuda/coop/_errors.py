@@ -42,6 +42,7 @@ __all__ = [
     "ToolkitMismatchError",
     "ProviderCompileError",
     "SharedMemoryLimitError",
+    "DynamicSharedArrayError",
     "NoDeviceError",
 ]
 
@@ -159,7 +160,21 @@ class ProviderCompileError(CoopError, RuntimeError):
 
 
 class SharedMemoryLimitError(CoopError, ValueError):
-    """The kernel's cooperative scratch exceeds the static shared-memory limit."""
+    """The kernel's shared memory exceeds what a thread block can have.
+
+    Raised at compile time when the cooperative scratch (plus the kernel's own static
+    shared arrays) exceeds the target GPU's opt-in limit, and at launch when the GPU's
+    driver reports a smaller limit than the compiler knew.
+    """
+
+
+class DynamicSharedArrayError(CoopError, ValueError):
+    """A kernel with cooperative scratch also declares a dynamic ``cuda.shared.array``.
+
+    numba-cuda-mlir 0.6 places dynamic (size 0 or run-time sized) shared arrays over the
+    kernel's static shared memory (numba-cuda-mlir PR #312), so they would overwrite the
+    scratch, or be overwritten by it.
+    """
 
 
 class NoDeviceError(CoopError, RuntimeError):

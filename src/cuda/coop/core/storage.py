@@ -18,6 +18,13 @@ bytes that lanes 2-3 were still reading in the first.  Each explicit
 all its calls (largest need), ``"exclusive"`` gives each call site its own
 aligned slice (sum of needs).  An explicit size smaller than the need is an
 error; a larger one is honoured.
+
+Where the regions fit: while they and the kernel's own static ``cuda.shared.array``
+arrays fit in the 48 KiB of static shared memory, each region is a static array.
+Above that, all regions are staged into one *dynamic* backing (each at a 16-byte
+aligned offset), which the launch reserves, up to the shared memory a block of the
+target GPU may opt in to (227 KiB on sm_90).  The dynamic base is 16-byte aligned,
+so a region asking for more alignment is refused there.
 """
 
 from __future__ import annotations
@@ -27,12 +34,30 @@ from dataclasses import dataclass, field
 from .._errors import SharedMemoryLimitError, TempStorageError
 from .spec import TempStorageArg
 
-__all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "STATIC_SHARED_LIMIT"]
+__all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "STATIC_SHARED_LIMIT",
+           "DYNAMIC_ALIGNMENT", "OPTIN_SHARED_LIMITS", "MAX_SHARED_LIMIT", "optin_shared_limit"]
 
-# Static __shared__ is limited to 48 KiB per block; cooperative scratch stays
-# static because numba-cuda-mlir 0.6 can overlap dynamic and static shared
-# arrays (numba-cuda-mlir PR #312).
+# Static __shared__ is limited to 48 KiB per block (ptxas refuses more).
 STATIC_SHARED_LIMIT = 48 * 1024
+# The alignment of the dynamic shared-memory base that cuda-coop relies on (the
+# backing is declared ``.extern .shared .align 16``); CUB's 128-bit accesses need 16.
+DYNAMIC_ALIGNMENT = 16
+# Shared memory a block may opt in to (static plus dynamic), per compute capability:
+# cudaDevAttrMaxSharedMemoryPerBlockOptin, from the CUDA C++ Programming Guide's
+# "technical specifications per compute capability".  A GPU not listed is checked at
+# launch only, against what its driver reports.
+OPTIN_SHARED_LIMITS = {
+    (7, 0): 96 * 1024, (7, 2): 96 * 1024, (7, 5): 64 * 1024,
+    (8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 7): 163 * 1024, (8, 9): 99 * 1024,
+    (9, 0): 227 * 1024, (10, 0): 227 * 1024, (12, 0): 99 * 1024,
+}
+# No GPU gives a block more: a single call needing more can never run (checked before NVRTC).
+MAX_SHARED_LIMIT = max(OPTIN_SHARED_LIMITS.values())
+
+
+def optin_shared_limit(cc) -> int | None:
+    """The shared memory (bytes) a block of a ``cc`` GPU may opt in to, or None if not known."""
+    return OPTIN_SHARED_LIMITS.get(tuple(cc)) if cc else None
 
 
 @dataclass(frozen=True)
@@ -75,10 +100,18 @@ class Region:
 class StoragePlan:
     regions: dict  # name -> Region
     placement: dict  # call id -> (region name, byte offset, bytes per hardware warp or 0)
+    # Dynamic placement: region name -> byte offset in the one dynamic backing; empty when
+    # every region is its own static array.
+    dynamic_offsets: dict = field(default_factory=dict)
+    dynamic_bytes: int = 0  # bytes the launch must reserve (0: static)
 
     @property
     def total_bytes(self) -> int:
         return sum(_round_up(r.size, r.align) for r in self.regions.values())
+
+    @property
+    def is_dynamic(self) -> bool:
+        return bool(self.dynamic_offsets)
 
 
 def _round_up(n: int, a: int) -> int:
@@ -91,9 +124,15 @@ def mixed_warp_widths(widths) -> bool:
     return len({w for w in widths if w}) > 1
 
 
-def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_bytes: int = 0) -> StoragePlan:
-    """Place the scratch of ``uses``; ``user_shared_bytes``: the kernel's own static shared
-    arrays, which count against the same limit."""
+def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_bytes: int = 0,
+                 cc=None, allow_dynamic: bool = True) -> StoragePlan:
+    """Place the scratch of ``uses``.
+
+    ``user_shared_bytes``: the kernel's own static shared arrays, which count against the
+    same limits.  ``cc``: the target GPU, whose opt-in limit bounds a dynamic backing.
+    ``allow_dynamic=False``: the static limit is the only one (a device function
+    compiled on its own, whose launch cannot be told to reserve dynamic bytes).
+    """
     regions: dict[str, Region] = {}
     placement: dict[str, tuple] = {}
     explicit_sites: dict[int, TempStorageArg] = {}
@@ -150,23 +189,73 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
                 )
             region.size = ts.size_in_bytes
     plan = StoragePlan(regions=regions, placement=placement)
-    if plan.total_bytes + user_shared_bytes > STATIC_SHARED_LIMIT:
-        detail = ", ".join(f"{r.name}: {r.size} B" for r in regions.values())
-        if user_shared_bytes:
-            raise SharedMemoryLimitError(
-                f"the kernel's cuda.shared.array arrays ({user_shared_bytes} bytes) plus its cooperative "
-                f"scratch ({plan.total_bytes} bytes: {detail}) need "
-                f"{user_shared_bytes + plan.total_bytes} bytes of shared memory, above the "
-                f"{STATIC_SHARED_LIMIT}-byte static limit; make the shared arrays smaller, or use fewer "
-                "items per thread, a smaller block or storage-free algorithms"
-            )
-        reserved = any(label == "TempStorage.reserve()" for r in regions.values() for label in r.users)
+    if plan.total_bytes + user_shared_bytes <= STATIC_SHARED_LIMIT:
+        return plan
+    if not allow_dynamic:
         raise SharedMemoryLimitError(
-            f"the kernel's cooperative scratch needs {plan.total_bytes} bytes of shared memory "
-            f"({detail}), above the {STATIC_SHARED_LIMIT}-byte static limit; "
-            + ("reserve fewer elements (TempStorage.reserve() arrays are static shared memory), "
-               if reserved else "")
+            _over(plan, user_shared_bytes, f"the {STATIC_SHARED_LIMIT}-byte static limit")
+            + "; this device function is compiled on its own (inline='never'), so its scratch cannot "
+            "move to dynamic shared memory (only a kernel's launch reserves that): drop inline='never', "
+            "or " + _fixes(plan, user_shared_bytes)
+        )
+    return _place_dynamic(plan, user_shared_bytes, cc)
+
+
+def _detail(plan) -> str:
+    return ", ".join(f"{r.name}: {r.size} B" for r in plan.regions.values())
+
+
+def _over(plan, user_shared_bytes: int, limit: str, scratch: int | None = None) -> str:
+    scratch = plan.total_bytes if scratch is None else scratch
+    if user_shared_bytes:
+        return (f"the kernel's cuda.shared.array arrays ({user_shared_bytes} bytes) plus its cooperative "
+                f"scratch ({scratch} bytes: {_detail(plan)}) need "
+                f"{user_shared_bytes + scratch} bytes of shared memory, above {limit}")
+    return (f"the kernel's cooperative scratch needs {scratch} bytes of shared memory "
+            f"({_detail(plan)}), above {limit}")
+
+
+def _fixes(plan, user_shared_bytes: int) -> str:
+    reserved = any(label == "TempStorage.reserve()" for r in plan.regions.values() for label in r.users)
+    return (("make the shared arrays smaller, " if user_shared_bytes else "")
+            + ("reserve fewer elements, " if reserved else "")
             + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
-            "coop.TempStorage"
+            "coop.TempStorage")
+
+
+def _place_dynamic(plan: StoragePlan, user_shared_bytes: int, cc) -> StoragePlan:
+    """Stage every region into one dynamic backing, each at a 16-byte aligned offset."""
+    if user_shared_bytes > STATIC_SHARED_LIMIT:
+        raise SharedMemoryLimitError(
+            f"the kernel's cuda.shared.array arrays need {user_shared_bytes} bytes of static shared "
+            f"memory, above the {STATIC_SHARED_LIMIT}-byte static limit on their own (cuda-coop moves its "
+            f"scratch, {plan.total_bytes} bytes, to dynamic shared memory, but not your arrays); make "
+            "the shared arrays smaller"
+        )
+    for region in plan.regions.values():
+        if region.align > DYNAMIC_ALIGNMENT:
+            raise TempStorageError(
+                f"{', '.join(sorted(set(region.users)))}: the scratch region {region.name} asks for "
+                f"{region.align}-byte alignment, but the kernel's shared memory "
+                f"({plan.total_bytes + user_shared_bytes} bytes) is above the {STATIC_SHARED_LIMIT}-byte "
+                f"static limit, so its cooperative scratch lives in dynamic shared memory, which is "
+                f"{DYNAMIC_ALIGNMENT}-byte aligned; use alignment<={DYNAMIC_ALIGNMENT} (TempStorage "
+                f"alignment= or reserve(..., alignment=)), or keep the kernel within "
+                f"{STATIC_SHARED_LIMIT} bytes of shared memory"
+            )
+    offset = 0
+    for region in plan.regions.values():
+        offset = _round_up(offset, DYNAMIC_ALIGNMENT)
+        plan.dynamic_offsets[region.name] = offset
+        offset += region.size
+    plan.dynamic_bytes = _round_up(max(offset, 1), DYNAMIC_ALIGNMENT)
+    limit = optin_shared_limit(cc)
+    if limit is not None and plan.dynamic_bytes + user_shared_bytes > limit:
+        arch = f"sm_{cc[0]}{cc[1]}"
+        raise SharedMemoryLimitError(
+            _over(plan, user_shared_bytes, f"the {limit}-byte limit of a {arch} thread block",
+                  plan.dynamic_bytes)
+            + f" (scratch above the {STATIC_SHARED_LIMIT}-byte static limit moves to dynamic shared "
+            f"memory, up to that limit); " + _fixes(plan, user_shared_bytes)
         )
     return plan

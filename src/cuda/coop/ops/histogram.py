@@ -40,7 +40,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ..core.storage import STATIC_SHARED_LIMIT
+from ..core.storage import MAX_SHARED_LIMIT
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -221,12 +221,13 @@ def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, 
         counter, bpt = acc_dtype, acc.items
     counter = counter or np.dtype("int32")
     bpt = bpt or 1
-    if n_bins * counter.itemsize > STATIC_SHARED_LIMIT:
-        # Before NVRTC: the counters alone cannot fit in static shared memory.
+    if n_bins * counter.itemsize > MAX_SHARED_LIMIT:
+        # Before NVRTC: the counters alone fit in no GPU's shared memory (the kernel's plan
+        # checks the target's own limit once every call's scratch is known).
         raise SharedMemoryLimitError(
             f"{call}: bins={n_bins} {counter.name} counters need {n_bins * counter.itemsize} bytes of shared "
-            f"memory, above the {STATIC_SHARED_LIMIT}-byte static limit; use fewer bins (at most "
-            f"{STATIC_SHARED_LIMIT // counter.itemsize} of {counter.name}) or a narrower counter_dtype"
+            f"memory, above the {MAX_SHARED_LIMIT} bytes that any GPU gives a thread block; use fewer bins "
+            f"(at most {MAX_SHARED_LIMIT // counter.itemsize} of {counter.name}) or a narrower counter_dtype"
         )
     vi = v.optional_int_operand(call, "valid_items", valid_items)
     lay = v.choose(call, "layout", layout, LAYOUTS, "blocked")

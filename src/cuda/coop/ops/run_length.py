@@ -44,7 +44,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ..core.storage import STATIC_SHARED_LIMIT
+from ..core.storage import MAX_SHARED_LIMIT
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -366,12 +366,14 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     runs = launch.block_threads * p.runs
     off = offset_dtype(p.length, launch.block_threads, p.runs)
     table = runs * (np.dtype(p.value).itemsize + off.itemsize)
-    if table > STATIC_SHARED_LIMIT:
-        # Before NVRTC: the run table alone cannot fit in static shared memory.
+    if table > MAX_SHARED_LIMIT:
+        # Before NVRTC: the run table alone fits in no GPU's shared memory (the kernel's plan
+        # checks the target's own limit once every call's scratch is known).
         raise SharedMemoryLimitError(
             f"{plan.call}: the run table of {runs} runs ({launch.block_threads} threads x {p.runs} runs, "
             f"{p.value} values and {off.name} offsets) needs {table} bytes of shared memory, above the "
-            f"{STATIC_SHARED_LIMIT}-byte static limit; use fewer runs per thread or a smaller block"
+            f"{MAX_SHARED_LIMIT} bytes that any GPU gives a thread block; use fewer runs per thread or a "
+            "smaller block"
         )
 
 

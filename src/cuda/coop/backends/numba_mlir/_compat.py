@@ -9,6 +9,7 @@ fails if another module imports a private ``numba_cuda_mlir`` name.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 
 import numpy as np
@@ -60,6 +61,7 @@ from numba_cuda_mlir.extending import (  # noqa: E402
     refresh_registries,
     register_model,
     require_launch_config as _require_launch_config,
+    set_required_dynamic_shared_memory as _set_required_dynamic_shared_memory,
     typeof_impl,
     typing_registry,
 )
@@ -187,6 +189,38 @@ def workgroup_global(lower, name: str, size: int, alignment: int):
     with mlir_ir.InsertionPoint(gpu_module.bodyRegion.blocks[0]):
         mlir_memref.global_(name, ty, sym_visibility="private", alignment=alignment)
     return ty
+
+
+def workgroup_dynamic(lower, name: str, bytes_needed: int, alignment: int):
+    """The kernel's dynamic shared memory as an external ``__shared__`` byte array, which the
+    launch reserves (``bytes_needed`` at least).
+
+    A public ``memref.global`` without a value is a declaration: PTX gets
+    ``.extern .shared .align 16 .b8 name[];``, which ptxas places after all static shared
+    memory, so nothing static can overlap it.  (numba-cuda-mlir 0.6's own dynamic arrays,
+    ``cuda.shared.array(0, ...)``, lower to a one-byte *static* variable instead and overlap
+    static arrays: numba-cuda-mlir PR #312; the backend refuses them next to cooperative
+    scratch.)  ``set_required_dynamic_shared_memory`` (public API, 0.6.0) records the bytes in
+    the compile result; the launch passes max(configured, required) and numba-cuda-mlir's
+    native launcher raises the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize when the
+    bytes exceed the default (and refuses bytes above the device's opt-in limit).  Kernels
+    specialized per launch configuration are not written to the on-disk cache, whose entries
+    would lose the requirement.
+    """
+    mspace = mlir_ir.Attribute.parse("#gpu.address_space<workgroup>")
+    ty = mlir_ir.MemRefType.get([0], mlir_ir.IntegerType.get_signless(8), memory_space=mspace)
+    with mlir_ir.InsertionPoint(lower.mlir_gpu_module.bodyRegion.blocks[0]):
+        mlir_memref.global_(name, ty, alignment=alignment)
+    _set_required_dynamic_shared_memory(lower, bytes_needed)
+    return ty
+
+
+def required_dynamic_shared_bytes(compile_result) -> int:
+    """The dynamic shared memory a compiled kernel's launch reserves (0: none)."""
+    from numba_cuda_mlir._whole_function_planners import _REQUIRED_DYNAMIC_SHARED_MEMORY_KEY
+
+    metadata = getattr(compile_result, "metadata", None) or {}
+    return int(metadata.get(_REQUIRED_DYNAMIC_SHARED_MEMORY_KEY, 0) or 0)
 
 
 def workgroup_pointer(lower, name: str, ty):
@@ -360,15 +394,53 @@ _FAST_ENTRIES_PER_LAUNCHER = 16
 
 
 class _FastLaunch:
-    """A configured launch that already ran: the native launcher and what made it valid."""
+    """A configured launch that already ran: the native launcher it used (the configured one,
+    or numba-cuda-mlir's copy of it that reserves the kernel's required dynamic shared
+    memory), the configured one (``base``) and what made it valid."""
 
-    __slots__ = ("launcher", "generation", "config_key", "kernel_dispatcher")
+    __slots__ = ("launcher", "base", "generation", "config_key", "kernel_dispatcher")
 
-    def __init__(self, launcher, generation, config_key, kernel_dispatcher):
+    def __init__(self, launcher, base, generation, config_key, kernel_dispatcher):
         self.launcher = launcher
+        self.base = base
         self.generation = generation
         self.config_key = config_key
         self.kernel_dispatcher = kernel_dispatcher
+
+
+# What numba-cuda-mlir's launch preparation returned last on this thread, while a hooked
+# launch watches: (kernel dispatcher, generation, launch config, required dynamic shared
+# bytes).  Thread-local, so a launch on another thread cannot change what this one records.
+_launch_seen = threading.local()
+
+
+def _recording_ready_launch(method):
+    """Wrap ``MLIRDispatcher._get_ready_launch`` / ``_prepare_for_launch`` (both return the
+    launch state a configured launch then uses) to record their result for the watching
+    launch on this thread."""
+
+    def wrapper(self, *args, **kwargs):
+        ready = method(self, *args, **kwargs)
+        if ready is not None and getattr(_launch_seen, "watching", False):
+            _launch_seen.ready = ready
+        return ready
+
+    wrapper._coop_launch_hook = True
+    wrapper.__wrapped__ = method
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+_OPTIN_REFUSAL = re.compile(r"Requested dynamic shared memory \((\d+) bytes\) plus the kernel's static shared "
+                            r"memory \((\d+) bytes\) exceeds the device maximum opt-in shared memory per block "
+                            r"\((\d+) bytes\)")
+
+
+def optin_refusal(exc):
+    """``(requested dynamic bytes, static bytes, device limit)`` when ``exc`` is numba-cuda-mlir's
+    native launcher refusing more shared memory than the device's opt-in limit, else None."""
+    m = _OPTIN_REFUSAL.search(str(exc)) if isinstance(exc, ValueError) else None
+    return tuple(int(g) for g in m.groups()) if m else None
 
 
 def _scalar_types():
@@ -478,7 +550,28 @@ def install_torch_bfloat16_typeof():
         return ty
 
 
-def install_launch_hook(is_cooperative, make_error, check_arguments=None):
+def launcher_used(marshaller, ready, normalize_sharedmem=lambda value: int(value or 0)):
+    """The native launcher that a configured launch (``descriptor._ArgMarshaller``) called,
+    given what its preparation returned (``ready``), or None when that cannot be told.
+
+    numba-cuda-mlir 0.6 (``_ArgMarshaller._launch``) calls the configured launcher, or, when
+    the compile requires more dynamic shared memory than the launch configured, an
+    adjusted copy keyed ``(id(kernel dispatcher), generation, bytes)``.
+    """
+    if ready is None or marshaller._launch_config is None or ready[0] is not marshaller._kernel_dispatcher:
+        return None
+    required = ready[3]
+    if not required:
+        return marshaller._launcher
+    config = ready[2] if ready[2] is not None else marshaller._available_launch_config
+    if required <= normalize_sharedmem(config["sharedmem"]):
+        return marshaller._launcher
+    if marshaller._adjusted_launcher_key == (id(ready[0]), ready[1], required):
+        return marshaller._adjusted_launcher
+    return None
+
+
+def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_limit_error=None):
     """Wrap ``descriptor._ArgMarshaller.__call__`` (what ``kernel[grid, block](...)`` calls).
 
     1. The fast path.  Cooperative kernels are launch-configuration specialized, so every
@@ -489,13 +582,20 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None):
        the arguments' types (and literal values); a repeat launch with the same kind of
        arguments calls it directly, provided the kernel was not recompiled since
        (numba-cuda-mlir's launch-config generation) and its launch-config dispatcher is the
-       same.  Anything else (host arrays, new types or values, extensions, dynamic shared
-       memory adjustments, free-threaded locking) takes the full path.
+       same.  A kernel whose scratch lives in dynamic shared memory launches through
+       numba-cuda-mlir's adjusted launcher (the configured one with the required bytes);
+       which one a launch used is read from what its preparation returned (recorded per
+       thread), and that one is remembered.  Anything else (host arrays, new types or
+       values, extensions, free-threaded locking) takes the full path.
     2. No driver.  The driver's "no CUDA driver / no device" error of a cooperative launch
        becomes ``make_error(dispatcher, exc)`` without the driver's 40-line chain; other
        kernels keep the driver's error.
     3. ``check_arguments(dispatcher, args)`` runs on the full path of cooperative launches,
        before numba-cuda-mlir types the arguments (the fast path never sees new kinds).
+    4. Too much shared memory for the device.  numba-cuda-mlir's native launcher refuses
+       (ValueError) dynamic plus static shared memory above the device's opt-in limit; for a
+       cooperative kernel that becomes ``make_limit_error(dispatcher, requested, static,
+       limit, required)`` (``required``: the cooperative scratch's bytes, or None).
     """
     from numba_cuda_mlir import descriptor
     from numba_cuda_mlir.numba_cuda.cudadrv.devicearray import DeviceNDArray
@@ -508,9 +608,14 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None):
     original = marshaller.__call__
     if getattr(original, "_coop_launch_hook", False):
         return
+    for name in ("_get_ready_launch", "_prepare_for_launch"):
+        method = getattr(descriptor.MLIRDispatcher, name)
+        if not getattr(method, "_coop_launch_hook", False):
+            setattr(descriptor.MLIRDispatcher, name, _recording_ready_launch(method))
     scalar_types = _scalar_types()
     raise_as_cuda_error = descriptor._raise_as_cuda_error
     config_key_of = descriptor._launch_config_key
+    normalize_sharedmem = descriptor._normalize_launch_sharedmem
 
     def cai_key(arg):
         descriptor._sync_cuda_array_interface_stream(arg)  # as the full path does, every launch
@@ -522,20 +627,28 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None):
                 and not self._extensions and getattr(dispatcher, "_can_compile", False)
                 and getattr(dispatcher, "_launch_lock", None) is None and is_cooperative(dispatcher))
 
-    def remember(self, args):
+    def remember(self, args, ready):
         fast = self.__dict__.get("_coop_fast")
         if fast is None:
             fast = {} if eligible(self) else False
             self._coop_fast = fast
-        if fast is False or self._adjusted_launcher is not None or self._launch_config is None:
-            return  # a dynamic-shared-memory adjustment: keep numba-cuda-mlir's bookkeeping
-        if len(fast) >= _FAST_ENTRIES_PER_LAUNCHER:
+        if fast is False or len(fast) >= _FAST_ENTRIES_PER_LAUNCHER:
+            return
+        launcher = launcher_used(self, ready, normalize_sharedmem)
+        if launcher is None:
             return
         dispatcher = self._dispatcher
         key = launch_key(args, dispatcher._literal_arg_positions, DeviceNDArray, scalar_types, cai_key)
         if key is not None:
-            fast[key] = _FastLaunch(self._launcher, self._launch_config_generation,
+            fast[key] = _FastLaunch(launcher, self._launcher, self._launch_config_generation,
                                     config_key_of(self._launch_config), self._kernel_dispatcher)
+
+    def limit_error(self, exc, required):
+        refusal = optin_refusal(exc)
+        dispatcher = getattr(self, "_dispatcher", None)
+        if refusal is None or make_limit_error is None or not is_cooperative(dispatcher):
+            return None
+        return make_limit_error(dispatcher, *refusal, required)
 
     def __call__(self, *args):
         fast = self.__dict__.get("_coop_fast")
@@ -543,29 +656,45 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None):
             dispatcher = self._dispatcher
             key = launch_key(args, dispatcher._literal_arg_positions, DeviceNDArray, scalar_types, cai_key)
             entry = fast.get(key) if key is not None else None
-            if (entry is not None and entry.launcher is self._launcher
+            if (entry is not None and entry.base is self._launcher
                     and entry.generation == dispatcher._launch_config_generation
                     and dispatcher._launch_config_dispatchers.get(entry.config_key) is entry.kernel_dispatcher):
+                error = None
                 try:
                     return entry.launcher(*args)
                 except RuntimeError as exc:
                     raise_as_cuda_error(exc)
+                except ValueError as exc:  # another device, with a smaller opt-in limit
+                    error = limit_error(self, exc, None)
+                    if error is None:
+                        raise
+                raise error from None
         error = None
         if check_arguments is not None:
             dispatcher = getattr(self, "_dispatcher", None)
             if dispatcher is not None and is_cooperative(dispatcher):
                 check_arguments(dispatcher, args)
+        previous = (getattr(_launch_seen, "watching", False), getattr(_launch_seen, "ready", None))
+        _launch_seen.watching, _launch_seen.ready = True, None
         try:
             result = original(self, *args)
+            ready = _launch_seen.ready
         except (CudaSupportError, CudaDriverError) as exc:
             dispatcher = getattr(self, "_dispatcher", None)
             if not _is_no_device(exc) or not is_cooperative(dispatcher):
                 raise
             error = make_error(dispatcher, exc)
+        except ValueError as exc:
+            ready = _launch_seen.ready
+            error = limit_error(self, exc, ready[3] if ready is not None else None)
+            if error is None:
+                raise
+        finally:
+            _launch_seen.watching, _launch_seen.ready = previous
         if error is not None:
             raise error from None  # outside the except block: no "during handling" chain
         if fast is not False:
-            remember(self, args)
+            remember(self, args, ready)
         return result
 
     __call__._coop_launch_hook = True

@@ -54,6 +54,11 @@ class KernelBinary:
             total += int(m.group(1))
         return total
 
+    def dynamic_shared_bytes(self) -> int:
+        """Bytes of dynamic shared memory a launch reserves for the kernel's cooperative scratch
+        (0 while the scratch fits in the 48 KiB of static shared memory)."""
+        return C.required_dynamic_shared_bytes(self._compile_result)
+
     @functools.cached_property
     def registers(self) -> int | None:
         """Registers per thread, as ptxas allocated them (read from the cubin; no GPU needed)."""
@@ -69,8 +74,12 @@ class KernelBinary:
         regs = "?" if self.registers is None else self.registers
         block = "x".join(map(str, self.block)) if self.block else "unknown"
         return (f"{self.name}: sm_{self.cc[0]}{self.cc[1]}, block {block}, {regs} registers, "
-                f"{self.shared_bytes()} B shared memory, "
+                f"{self.shared_bytes()} B shared memory{self._dynamic_text()}, "
                 f"{'no calls left' if calls == 0 else f'{calls} calls left'}, cubin {len(self.cubin)} B")
+
+    def _dynamic_text(self) -> str:
+        dynamic = self.dynamic_shared_bytes()
+        return f" + {dynamic} B dynamic" if dynamic else ""
 
     def __str__(self) -> str:
         return self.summary()

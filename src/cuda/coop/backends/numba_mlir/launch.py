@@ -3,8 +3,11 @@
 Launching with no CUDA driver (or no device) fails deep in numba-cuda-mlir's driver
 layer.  For a kernel that uses cuda.coop that failure becomes one
 :class:`~cuda.coop.NoDeviceError` that says what is missing and names
-``compile_cubin``, which builds the same cubin without a GPU.  Kernels that do not use
-cuda.coop keep the driver's own error.
+``compile_cubin``, which builds the same cubin without a GPU.  A launch needing more
+shared memory than the device lets a block opt in to (scratch in dynamic shared memory
+on a GPU the compiler had no limit for, or a launch's own ``sharedmem`` on top) becomes a
+:class:`~cuda.coop.SharedMemoryLimitError` naming the bytes, the limit and the fix.
+Kernels that do not use cuda.coop keep numba-cuda-mlir's own errors.
 
 A raw DLPack capsule (``torch.utils.dlpack.to_dlpack(t)``) passed to a cooperative
 kernel is refused with a named error: a capsule may be consumed once and carries no
@@ -21,9 +24,9 @@ from __future__ import annotations
 import sys
 import types as _pytypes
 
-from ..._errors import InvalidArgumentTypeError, NoDeviceError
+from ..._errors import InvalidArgumentTypeError, NoDeviceError, SharedMemoryLimitError
 
-__all__ = ["install", "no_device_error", "uses_coop", "check_arguments"]
+__all__ = ["install", "no_device_error", "shared_memory_limit_error", "uses_coop", "check_arguments"]
 
 
 def _is_coop_object(value, names) -> bool:
@@ -86,10 +89,27 @@ def check_arguments(dispatcher, args) -> None:
                 "__cuda_array_interface__ work), or torch.from_dlpack(capsule) / cupy.from_dlpack(capsule)")
 
 
+def shared_memory_limit_error(dispatcher, requested: int, static: int, limit: int,
+                              required: int | None) -> SharedMemoryLimitError:
+    name = getattr(getattr(dispatcher, "py_func", None), "__name__", "kernel")
+    extra = requested - required if required else 0
+    ours = f"{required} bytes for its cooperative scratch" if required else "for its cooperative scratch"
+    if extra > 0:
+        ours += f", {extra} more asked for by the launch's sharedmem"
+    return SharedMemoryLimitError(
+        f"cannot launch cooperative kernel {name!r}: it needs {requested} bytes of dynamic shared memory "
+        f"({ours}) plus {static} bytes of static shared memory, above this GPU's limit of {limit} bytes "
+        "per block (cudaDevAttrMaxSharedMemoryPerBlockOptin); "
+        + ("launch it without that sharedmem (cuda-coop reserves its own bytes), or " if extra > 0 else "")
+        + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
+        "coop.TempStorage"
+    )
+
+
 def install() -> None:
     from . import _compat as C
 
-    C.install_launch_hook(uses_coop, no_device_error, check_arguments)
+    C.install_launch_hook(uses_coop, no_device_error, check_arguments, shared_memory_limit_error)
     C.install_array_key_fix()  # PyTorch tensors and DLPack objects in cooperative launches
     if "torch" in sys.modules:
         C.install_torch_bfloat16_typeof()

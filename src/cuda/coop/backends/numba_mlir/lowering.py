@@ -18,12 +18,12 @@ import numpy as np
 
 from ... import _groups
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, UnknownBlockDimensionError
+from ..._errors import CoopError, DynamicSharedArrayError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
-from ...core.storage import StorageUse, mixed_warp_widths, plan_storage
+from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, plan_storage
 from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
 from . import _compat as C
@@ -73,8 +73,9 @@ class KernelState:
         self.calls: dict[str, _Call] = {}
         self.reservations: dict[str, _Reservation] = {}
         self.positions: dict[str, tuple] = {}  # call target -> (IR block label, index in block)
-        self.region_types: dict = {}
+        self.regions: dict = {}  # region name -> (shared symbol, its MLIR type, byte offset in it)
         self.placement: dict = {}
+        self.dynamic_shared_bytes = 0  # what the launch reserves; 0: all scratch is static
         self.ltoir = None
         self.build = None
         self._plan(lower)
@@ -245,32 +246,70 @@ class KernelState:
         if not uses:
             return
         kernel_id = next(_region_counter)
-        try:
-            plan = plan_storage(uses, implicit_name=f"cuda_coop_scratch_{kernel_id}",
-                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}",
-                                user_shared_bytes=_user_shared_bytes(lower))
-        except CoopError as exc:
+        user_static, user_dynamic = _user_shared_arrays(lower)
+
+        def raise_at_first_user(exc):
             first = next((c for c in self.calls.values() if c.provider.has_storage), None)
             if first is not None:
                 _raise_at_site(exc, first.site)
             res = located[0]
             raise_at(exc, getattr(res.loc, "filename", None), getattr(res.loc, "line", None), res.function)
+
+        try:
+            plan = plan_storage(uses, implicit_name=f"cuda_coop_scratch_{kernel_id}",
+                                region_name_for_site=lambda s: f"cuda_coop_ts{s}_{kernel_id}",
+                                user_shared_bytes=user_static, cc=_target_cc(lower),
+                                allow_dynamic=not C.is_device_compile(lower))
+        except CoopError as exc:
+            raise_at_first_user(exc)
+        if user_dynamic:
+            self._refuse_dynamic_shared_array(lower, user_dynamic[0], plan)
         self.placement = plan.placement
+        if plan.is_dynamic:
+            # One extern backing placed after all static shared memory; regions at offsets.
+            symbol = f"cuda_coop_dynamic_{kernel_id}"
+            ty = C.workgroup_dynamic(lower, symbol, plan.dynamic_bytes, DYNAMIC_ALIGNMENT)
+            for name, offset in plan.dynamic_offsets.items():
+                self.regions[name] = (symbol, ty, offset)
+            self.dynamic_shared_bytes = plan.dynamic_bytes
+            return
         for region in plan.regions.values():
             # At least 16-byte alignment: vectorized CUB exchanges use 128-bit accesses.
-            self.region_types[region.name] = C.workgroup_global(lower, region.name, region.size,
-                                                                max(region.align, 16))
+            ty = C.workgroup_global(lower, region.name, region.size, max(region.align, 16))
+            self.regions[region.name] = (region.name, ty, 0)
+
+    def _refuse_dynamic_shared_array(self, lower, array, plan):
+        loc, text = array
+        first = next((c for c in self.calls.values() if c.provider.has_storage), None)
+        where = SITES.get(first.site).loc if first is not None and first.site in SITES else None
+        label = first.plan.call if first is not None else "TempStorage.reserve()"
+        if first is None:
+            where = next(iter(self.reservations.values())).loc
+        at = f" at {_short_location(where)}" if where is not None else ""
+        exc = DynamicSharedArrayError(
+            f"{text}: a dynamic (size 0 or run-time sized) cuda.shared.array cannot share a kernel with "
+            f"cooperative scratch ({label}{at}; {plan.dynamic_bytes or plan.total_bytes} bytes of "
+            f"{'dynamic' if plan.is_dynamic else 'static'} shared memory): numba-cuda-mlir 0.6 places "
+            "dynamic shared arrays over the kernel's static shared memory (numba-cuda-mlir PR #312), so "
+            "they would overwrite each other; give the array a size known at compile time "
+            "(cuda.shared.array(N, dtype)), or carve it from the cooperative storage with "
+            "coop.TempStorage().reserve(N, dtype)"
+        )
+        fname = getattr(getattr(lower.func_ir, "func_id", None), "func_qualname", None)
+        raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
-def _user_shared_bytes(lower) -> int:
-    """Bytes of the kernel's own static ``cuda.shared.array(...)`` arrays (constant shapes).
+def _user_shared_arrays(lower):
+    """The kernel's own ``cuda.shared.array(...)`` arrays: ``(static bytes, dynamic arrays)``.
 
-    They share the static shared-memory limit with the cooperative scratch;
-    counting them lets the limit be reported with both sizes before ptxas
-    rejects the kernel in its own words.  Dynamic (shape 0) arrays count 0.
+    Static arrays (shapes known at compile time) share the static limit with the
+    cooperative scratch; counting them lets the limit be reported with both sizes before
+    ptxas rejects the kernel in its own words.  Dynamic arrays (shape 0, or a shape
+    computed at run time: numba-cuda-mlir allocates both from the dynamic shared-memory
+    base) are returned as ``(loc, text)`` so that the planner can refuse them.
     """
     typemap = lower.fndesc.typemap
-    total = 0
+    total, dynamic = 0, []
     for block in lower.func_ir.blocks.values():
         for inst in block.body:
             if not (isinstance(inst, C.ir.Assign) and isinstance(inst.value, C.ir.Expr)
@@ -282,19 +321,58 @@ def _user_shared_bytes(lower) -> int:
             arrty = typemap.get(inst.target.name)
             expr = inst.value
             shape_var = expr.args[0] if expr.args else dict(expr.kws).get("shape")
-            try:
-                shape = lower.func_ir.infer_constant(shape_var)
-            except Exception:
-                continue
+            shape = _constant_shape(lower, shape_var)
             count = 1
-            for extent in shape if isinstance(shape, tuple) else (shape,):
-                count *= int(extent)
+            for extent in shape or ():
+                count *= extent
+            if shape is None or count == 0:
+                dynamic.append((inst.loc, f"cuda.shared.array({_shape_text(shape, shape_var)}, ...)"))
+                continue
             try:
                 itemsize = np.dtype(C.as_dtype(arrty.dtype)).itemsize
             except Exception:
                 continue
             total += count * itemsize
-    return total
+    return total, dynamic
+
+
+def _constant_shape(lower, var):
+    """A shape known at compile time as a tuple of ints (a constant, a global or a literal
+    argument), or None."""
+    if var is None:
+        return None
+    try:
+        shape = lower.func_ir.infer_constant(var)
+    except Exception:
+        ty = lower.fndesc.typemap.get(var.name)
+        items = getattr(ty, "types", None) if isinstance(ty, types.BaseTuple) else (ty,)
+        values = [getattr(t, "literal_value", None) for t in items or ()]
+        if not values or not all(isinstance(v, int) for v in values):
+            return None
+        return tuple(values)
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    try:
+        return tuple(int(extent) for extent in shape)
+    except (TypeError, ValueError):
+        return None
+
+
+def _shape_text(shape, var) -> str:
+    if shape is not None:
+        return str(shape[0]) if len(shape) == 1 else str(shape)
+    name = getattr(var, "name", "?")
+    return name if name.isidentifier() else "<run-time size>"
+
+
+def _short_location(loc) -> str:
+    import os
+
+    return f"{os.path.basename(getattr(loc, 'filename', '') or '?')}:{getattr(loc, 'line', '?')}"
+
+
+def _target_cc(lower):
+    m = re.match(r"sm_(\d+?)(\d)([a-z]?)$", C.target_chip(lower))
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _describe_kw(ty):
@@ -379,7 +457,9 @@ def _lower_operation(lower, target, args, kws, op_spec):
             raise AssertionError(f"unknown operand passing {operand.passing!r}")
     if provider.has_storage:
         region, offset, chunk = state.placement[target.name]
-        base = C.workgroup_pointer(lower, region, state.region_types[region])
+        symbol, region_ty, base_offset = state.regions[region]
+        base = C.workgroup_pointer(lower, symbol, region_ty)
+        offset += base_offset
         if offset:
             base = C.pointer_plus_bytes(base, offset)
         operands.append(base)
@@ -456,7 +536,8 @@ def _lower_reserve(lower, target, args, kws):
     state = kernel_state(lower)
     res = state.reservations[target.name]
     region, offset, _chunk = state.placement[target.name]
-    view = C.workgroup_view(lower, region, state.region_types[region], offset, res.count,
+    symbol, region_ty, base_offset = state.regions[region]
+    view = C.workgroup_view(lower, symbol, region_ty, base_offset + offset, res.count,
                             numba_type_of_dtype(res.dtype))
     lower.store_var(target, view)
 

@@ -1,0 +1,213 @@
+"""Cooperative scratch above 48 KiB per block, in dynamic shared memory, on a device.
+
+Each kernel's scratch is above the 48 KiB static limit, so cuda-coop places it in one
+dynamic backing that the launch reserves (raising the kernel's
+cudaFuncAttributeMaxDynamicSharedMemorySize on the first launch).  Every kernel also
+keeps a static ``cuda.shared.array`` of its own whose values must survive the
+cooperative calls: the dynamic backing lies after all static shared memory.
+
+- a block histogram of 16384 int32 counters (64 KiB) with a partial tile,
+- a block radix sort of 256 x 32 uint64 keys (64 KiB of exchange scratch),
+- ``TempStorage.reserve`` of 64 KiB (float32, ``alignment=16``) next to a block scan on
+  the same exclusive descriptor.
+
+Random data, outputs poisoned first, everything compared against NumPy.  Each kernel is
+launched three times: with host arrays, then twice with device arrays (the third launch
+takes cuda-coop's fast launch path, which must have remembered numba-cuda-mlir's launcher
+that reserves the dynamic bytes).
+``tests/ops/test_dynamic_shared_compile.py`` compiles the same kernels on CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda.coop.reference import histogram as ref
+
+from ..kernelgen import module_from_source
+
+BLOCK = 256
+BLOCKS = 3
+POISON = -9
+MINE = 2048  # int32 elements of the kernel's own static shared array (8 KiB)
+
+HIST_BINS = 16384
+HIST_BPT = HIST_BINS // BLOCK
+HIST_ITEMS = 16
+
+SORT_ITEMS = 32
+
+RESERVE_COUNT = 16384  # float32: 64 KiB
+SCAN_ITEMS = 4
+
+_KEEP = f"""
+    mine = cuda.shared.array({MINE}, np.int32)
+    for j in range(tid, {MINE}, {BLOCK}):
+        mine[j] = j * 7 + b
+    cuda.syncthreads()
+"""
+
+_KEPT = f"""
+    cuda.syncthreads()
+    for j in range(tid, {MINE}, {BLOCK}):
+        kept[b * {MINE} + j] = mine[({MINE} - 1 - j)]
+"""
+
+
+def histogram_source() -> str:
+    return f"""
+@cuda.jit
+def kernel(samples, valid, out, kept):
+    tid = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+{_KEEP}
+    block = coop.this_block()
+    s = coop.ThreadData({HIST_ITEMS}, dtype=np.uint16)
+    coop.load(block, samples, s, offset=b * {BLOCK * HIST_ITEMS})
+    h = coop.histogram(block, s, bins={HIST_BINS}, bins_per_thread={HIST_BPT}, valid_items=valid[b])
+    for i in range({HIST_BPT}):
+        out[b, tid + i * {BLOCK}] = h[i]
+{_KEPT}
+"""
+
+
+def sort_source() -> str:
+    return f"""
+@cuda.jit
+def kernel(keys, out, kept):
+    tid = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+{_KEEP}
+    block = coop.this_block()
+    k = coop.ThreadData({SORT_ITEMS}, dtype=np.uint64)
+    coop.load(block, keys, k, offset=b * {BLOCK * SORT_ITEMS})
+    r = coop.radix_sort_keys(block, k)
+    for i in range({SORT_ITEMS}):
+        out[b * {BLOCK * SORT_ITEMS} + tid * {SORT_ITEMS} + i] = r[i]
+{_KEPT}
+"""
+
+
+def reserve_source(count: int = RESERVE_COUNT) -> str:
+    """``count`` float32 reserved (other counts: the compile tests' limit errors)."""
+    return f"""
+@cuda.jit
+def kernel(vals, src, back, scanned, kept):
+    tid = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+{_KEEP}
+    storage = coop.TempStorage(sharing="exclusive", auto_sync=False)
+    big = storage.reserve({count}, np.float32, alignment=16)
+    for j in range(tid, {count}, {BLOCK}):
+        big[j] = vals[b * {count} + j]
+    cuda.syncthreads()
+    block = coop.this_block()
+    items = coop.ThreadData({SCAN_ITEMS}, dtype=np.int32)
+    coop.load(block, src, items, offset=b * {BLOCK * SCAN_ITEMS})
+    inc = coop.inclusive_sum(block, items, temp_storage=storage)
+    cuda.syncthreads()
+    for i in range({SCAN_ITEMS}):
+        scanned[b * {BLOCK * SCAN_ITEMS} + tid * {SCAN_ITEMS} + i] = inc[i]
+    for j in range(tid, {count}, {BLOCK}):
+        back[b * {count} + j] = big[{count} - 1 - j]
+{_KEPT}
+"""
+
+
+def histogram_kernel():
+    return module_from_source(histogram_source()).kernel
+
+
+def sort_kernel():
+    return module_from_source(sort_source()).kernel
+
+
+def reserve_kernel(count: int = RESERVE_COUNT):
+    return module_from_source(reserve_source(count)).kernel
+
+
+def _check_kept(kept):
+    j = np.arange(MINE)
+    for b in range(BLOCKS):
+        np.testing.assert_array_equal(kept[b * MINE:(b + 1) * MINE], (MINE - 1 - j) * 7 + b)
+
+
+def _kept():
+    return np.full(BLOCKS * MINE, POISON, dtype=np.int32)
+
+
+def _three_launches(kernel, inputs, outputs, check):
+    """Launch with host arrays, then twice with device arrays; ``check(outputs, launch)``."""
+    from numba_cuda_mlir import cuda
+
+    launch = kernel[BLOCKS, BLOCK]
+    outs = [o.copy() for o in outputs]
+    launch(*inputs, *outs)
+    cuda.synchronize()
+    check(outs, 0)
+    d_inputs = [cuda.to_device(a) for a in inputs]
+    for n in (1, 2):
+        d_outs = [cuda.to_device(o) for o in outputs]
+        launch(*d_inputs, *d_outs)
+        check([o.copy_to_host() for o in d_outs], n)
+    entries = list(launch._coop_fast.values())
+    assert len(entries) == 1 and entries[0].launcher is not entries[0].base, entries
+
+
+@pytest.mark.gpu
+def test_histogram_of_16384_bins_in_dynamic_shared_memory():
+    rng = np.random.default_rng(41)
+    tile = BLOCK * HIST_ITEMS
+    samples = rng.integers(0, HIST_BINS + 500, size=BLOCKS * tile).astype(np.uint16)
+    valid = np.array([tile, int(rng.integers(1, tile)), 1], dtype=np.int64)  # full, partial, one item
+
+    def check(outs, launch):
+        out, kept = outs
+        for b in range(BLOCKS):
+            slots = samples[b * tile:(b + 1) * tile].reshape(BLOCK, HIST_ITEMS)
+            expected = ref.histogram(slots, HIST_BINS, HIST_BPT, valid_items=int(valid[b]))
+            got = out[b].reshape(HIST_BPT, BLOCK).T
+            np.testing.assert_array_equal(got, expected, err_msg=f"launch {launch}, block {b}")
+        _check_kept(kept)
+
+    _three_launches(histogram_kernel(), [samples, valid],
+                    [np.full((BLOCKS, HIST_BINS), POISON, dtype=np.int32), _kept()], check)
+
+
+@pytest.mark.gpu
+def test_radix_sort_of_64_kib_of_keys_in_dynamic_shared_memory():
+    rng = np.random.default_rng(42)
+    tile = BLOCK * SORT_ITEMS
+    keys = rng.integers(0, 2**64, size=BLOCKS * tile, dtype=np.uint64)
+    keys[tile:tile + 100] = keys[tile]  # duplicates
+
+    def check(outs, launch):
+        out, kept = outs
+        for b in range(BLOCKS):
+            np.testing.assert_array_equal(out[b * tile:(b + 1) * tile], np.sort(keys[b * tile:(b + 1) * tile]),
+                                          err_msg=f"launch {launch}, block {b}")
+        _check_kept(kept)
+
+    _three_launches(sort_kernel(), [keys], [np.full(BLOCKS * tile, 0xDEADBEEF, dtype=np.uint64), _kept()], check)
+
+
+@pytest.mark.gpu
+def test_reserve_of_64_kib_next_to_a_scan_in_dynamic_shared_memory():
+    rng = np.random.default_rng(43)
+    vals = rng.standard_normal(BLOCKS * RESERVE_COUNT).astype(np.float32)
+    src = rng.integers(-1000, 1000, size=BLOCKS * BLOCK * SCAN_ITEMS).astype(np.int32)
+
+    def check(outs, launch):
+        back, scanned, kept = outs
+        for b in range(BLOCKS):
+            np.testing.assert_array_equal(back[b * RESERVE_COUNT:(b + 1) * RESERVE_COUNT],
+                                          vals[b * RESERVE_COUNT:(b + 1) * RESERVE_COUNT][::-1])
+            tile = src[b * BLOCK * SCAN_ITEMS:(b + 1) * BLOCK * SCAN_ITEMS]
+            np.testing.assert_array_equal(scanned[b * BLOCK * SCAN_ITEMS:(b + 1) * BLOCK * SCAN_ITEMS],
+                                          np.cumsum(tile, dtype=np.int32), err_msg=f"launch {launch}")
+        _check_kept(kept)
+
+    _three_launches(reserve_kernel(), [vals, src],
+                    [np.full(BLOCKS * RESERVE_COUNT, POISON, dtype=np.float32), np.full_like(src, POISON), _kept()],
+                    check)

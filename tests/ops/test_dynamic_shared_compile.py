@@ -1,0 +1,150 @@
+"""Cooperative scratch above 48 KiB compiles to dynamic shared memory (no GPU), and the limits.
+
+Compiles the GPU test kernels of ``test_dynamic_shared.py`` and checks, from the PTX and
+the compile result: one ``.extern .shared`` backing (16-byte aligned) holds the scratch,
+the launch reserves its bytes, and the static shared memory is only the kernel's own
+array.  Then the errors: scratch above the target GPU's opt-in limit at compile time (at
+the user's line, naming bytes, limit and fix), a dynamic ``cuda.shared.array`` next to
+dynamic scratch, and the launch-time message for a GPU with a smaller limit.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from cuda import coop
+
+from ..kernelgen import module_from_source, points_at_user_line
+from . import test_dynamic_shared as gpu
+from .cubin_checks import assert_inlined, compile_cubin, numba_types
+
+nb = pytest.importorskip("numba_cuda_mlir")
+
+EXTERN = re.compile(r"\.extern\s+\.shared\s+\.align\s+(\d+)\s+\.b8\s+(cuda_coop_dynamic_\d+)\[\]")
+MINE_BYTES = gpu.MINE * 4
+
+
+def _argtypes(which):
+    t = numba_types()
+    return {
+        "histogram": (t.uint16[::1], t.int64[::1], t.int32[:, ::1], t.int32[::1]),
+        "sort": (t.uint64[::1], t.uint64[::1], t.int32[::1]),
+        "reserve": (t.float32[::1], t.int32[::1], t.float32[::1], t.int32[::1], t.int32[::1]),
+    }[which]
+
+
+def _kernel(which, count=gpu.RESERVE_COUNT):
+    return {"histogram": gpu.histogram_kernel, "sort": gpu.sort_kernel,
+            "reserve": lambda: gpu.reserve_kernel(count)}[which]()
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("which, least", [("histogram", gpu.HIST_BINS * 4), ("sort", gpu.BLOCK * gpu.SORT_ITEMS * 8),
+                                          ("reserve", gpu.RESERVE_COUNT * 4)])
+def test_scratch_above_48_kib_is_one_dynamic_backing(which, least):
+    kb = compile_cubin(_kernel(which), _argtypes(which), cc=(9, 0), block=gpu.BLOCK, grid=gpu.BLOCKS)
+    assert_inlined(kb, (9, 0))
+    externs = EXTERN.findall(kb.ptx)
+    assert len(externs) == 1 and externs[0][0] == "16", externs
+    dynamic = kb.dynamic_shared_bytes()
+    assert least <= dynamic <= 232448 - MINE_BYTES and dynamic % 16 == 0, dynamic
+    # Static shared memory: the kernel's own array only (no static cooperative region).
+    assert kb.shared_bytes() == MINE_BYTES, kb.summary()
+    assert f"+ {dynamic} B dynamic" in kb.summary()
+
+
+@pytest.mark.compile
+def test_scratch_within_48_kib_stays_static():
+    kb = compile_cubin(_kernel("reserve", 2048), _argtypes("reserve"), cc=(9, 0), block=gpu.BLOCK)
+    assert not EXTERN.search(kb.ptx) and kb.dynamic_shared_bytes() == 0
+    assert kb.shared_bytes() >= MINE_BYTES + 2048 * 4
+
+
+@pytest.mark.compile
+def test_a_smaller_gpu_takes_the_same_kernel_within_its_limit():
+    kb = compile_cubin(_kernel("histogram"), _argtypes("histogram"), cc=(8, 6), block=gpu.BLOCK)
+    assert EXTERN.search(kb.ptx) and kb.dynamic_shared_bytes() >= gpu.HIST_BINS * 4
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("cc, limit", [((9, 0), 232448), ((8, 6), 101376)])
+def test_scratch_above_the_targets_limit_is_a_named_error_at_the_first_cooperative_call(cc, limit):
+    count = (limit - MINE_BYTES) // 4 + 64  # past the limit, with the kernel's own 8 KiB
+    kernel = _kernel("reserve", count)
+    with pytest.raises(coop.SharedMemoryLimitError) as info:
+        compile_cubin(kernel, _argtypes("reserve"), cc=cc, block=gpu.BLOCK)
+    msg = str(info.value)
+    for part in (f"{limit}-byte limit of a sm_{cc[0]}{cc[1]} thread block", f"({MINE_BYTES} bytes)",
+                 "dynamic shared memory", "reserve fewer elements", "make the shared arrays smaller"):
+        assert part in msg, (part, msg)
+    module = module_from_source(gpu.reserve_source(count))
+    points_at_user_line(info.value, module, "coop.inclusive_sum(")
+
+
+DYNAMIC_ARRAY = f"""
+@cuda.jit
+def kernel(src, out):
+    extra = cuda.shared.array(0, np.int32)
+    block = coop.this_block()
+    k = coop.ThreadData({gpu.SORT_ITEMS}, dtype=np.uint64)
+    coop.load(block, src, k)
+    r = coop.radix_sort_keys(block, k)
+    extra[cuda.threadIdx.x] = 1
+    out[cuda.threadIdx.x] = r[0]
+"""
+
+
+@pytest.mark.compile
+def test_a_dynamic_shared_array_next_to_dynamic_scratch_is_refused():
+    t = numba_types()
+    module = module_from_source(DYNAMIC_ARRAY)
+    with pytest.raises(coop.DynamicSharedArrayError) as info:
+        compile_cubin(module.kernel, (t.uint64[::1], t.uint64[::1]), cc=(9, 0), block=gpu.BLOCK)
+    msg = str(info.value)
+    for part in ("cuda.shared.array(0, ...)", "coop.radix_sort_keys", "dynamic shared memory",
+                 "cuda.shared.array(N, dtype)", "reserve(N, dtype)"):
+        assert part in msg, (part, msg)
+    points_at_user_line(info.value, module, "cuda.shared.array(0")
+
+
+@pytest.mark.unit
+def test_launch_refusal_becomes_a_named_error():
+    """The native launcher's ValueError (a GPU whose opt-in limit is below the compile's)
+    is read back and reworded with the bytes, the limit and the fix."""
+    from cuda.coop.backends.numba_mlir import _compat as C
+    from cuda.coop.backends.numba_mlir.launch import shared_memory_limit_error
+
+    exc = ValueError("Requested dynamic shared memory (200000 bytes) plus the kernel's static shared memory "
+                     "(8192 bytes) exceeds the device maximum opt-in shared memory per block (101376 bytes)")
+    assert C.optin_refusal(exc) == (200000, 8192, 101376)
+    assert C.optin_refusal(ValueError("something else")) is None
+    assert C.optin_refusal(RuntimeError(str(exc))) is None
+
+    def kernel():
+        pass
+
+    class Dispatcher:
+        py_func = kernel
+
+    err = shared_memory_limit_error(Dispatcher(), 200000, 8192, 101376, 200000)
+    assert isinstance(err, coop.SharedMemoryLimitError)
+    msg = str(err)
+    for part in ("'kernel'", "200000 bytes of dynamic shared memory", "200000 bytes for its cooperative scratch",
+                 "8192 bytes of static", "limit of 101376 bytes", "fewer items per thread"):
+        assert part in msg, (part, msg)
+    assert "without that sharedmem" not in msg
+    msg = str(shared_memory_limit_error(Dispatcher(), 210000, 0, 101376, 200000))
+    assert "10000 more asked for by the launch's sharedmem" in msg and "without that sharedmem" in msg, msg
+
+
+@pytest.mark.unit
+def test_opt_in_limits_per_architecture():
+    from cuda.coop.core.storage import MAX_SHARED_LIMIT, optin_shared_limit
+
+    assert optin_shared_limit((9, 0)) == 227 * 1024 == MAX_SHARED_LIMIT
+    assert optin_shared_limit((8, 0)) == 163 * 1024
+    assert optin_shared_limit(None) is None and optin_shared_limit((42, 0)) is None
+    assert np.dtype(np.float32).itemsize * gpu.RESERVE_COUNT > 48 * 1024  # the GPU tests really are above 48 KiB
