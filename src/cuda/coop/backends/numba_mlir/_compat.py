@@ -123,12 +123,6 @@ def require_launch_config(lower):
         return None
 
 
-def current_user_location():
-    """The source location numba is typing right now (set by its error contexts)."""
-    loc = _errors.loc_info.get("loc")
-    return loc
-
-
 def typing_location():
     """``(loc, function qualname)`` of the call numba is typing now, or ``(None, None)``.
 
@@ -148,11 +142,6 @@ def typing_location():
             return loc, getattr(func_id, "func_qualname", None)
         frame = frame.f_back
     return None, None
-
-
-def lowering_location(lower):
-    """The source location of the instruction being lowered."""
-    return getattr(lower, "loc", None)
 
 
 def is_device_compile(lower) -> bool:
