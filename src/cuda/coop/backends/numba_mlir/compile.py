@@ -136,6 +136,10 @@ def _argtype(value):
     return typeof(value)
 
 
+_CODEGEN_OPTIONS = ("launch_bounds", "max_registers", "fastmath", "fast_math", "lineinfo", "opt_level",
+                    "ptxas_options", "shared_memory_carveout")
+
+
 def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=1, **options) -> KernelBinary:
     """Compile ``kernel`` for compute capability ``cc`` and launch block shape ``block``.
 
@@ -150,8 +154,17 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=1, **options) 
         The launch shape the kernel is specialized for.  ``block=None`` compiles
         without launch facts, as ``kernel.compile(sig)`` would; cooperative calls
         then raise UnknownBlockDimensionError.
+    options
+        numba-cuda-mlir compile options; the decorator's code-generation options
+        (``launch_bounds``, ``max_registers``, ``fastmath``, ``lineinfo``, ...) apply
+        unless given here.
     """
     pyfunc = getattr(kernel, "py_func", kernel)
+    # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., max_registers=...)``)
+    # shape the cubin as they do at launch; keywords given here override them.
+    declared = getattr(kernel, "targetoptions", None) or {}
+    options = {**{name: declared[name] for name in _CODEGEN_OPTIONS if declared.get(name) not in (None, False)},
+               **options}
     if block is not None:
         block = (block,) if isinstance(block, int) else tuple(block)
         block = block + (1,) * (3 - len(block))
