@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
 )
 
 N = 1 << 24  # uint32 keys
@@ -266,6 +266,7 @@ def main(argv=None):
               f"{N / (ms * 1e-3) / 1e9:8.2f} {gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")
     print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
           "compiler) / coop ms")
+    per_launch_table(report, "case", rename=dict.fromkeys(("cub_ms", "cub_nvrtc_ms"), lambda k: CUB_CASE.get(k, k)))
     write_results("radix_sort", report)
     return report
 
