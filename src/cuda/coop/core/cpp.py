@@ -79,7 +79,8 @@ def _linear_tid(launch: LaunchFacts) -> str:
 def _sync(plan: CallPlan, whole_warp: bool = False) -> str:
     if plan.storage is None or not plan.sync:
         return ""
-    if plan.group.kind in ("block", "warps"):  # a group of warps shares block-wide scratch
+    # A group of warps shares block-wide scratch; a cluster call's scratch is its block's.
+    if plan.group.kind in ("block", "warps", "cluster"):
         return "__syncthreads();"
     w = plan.group.width
     if w == 32 or whole_warp:

@@ -318,10 +318,22 @@ class LaunchFacts:
 
     block: tuple  # (x, y, z)
     cc: tuple  # (major, minor)
+    grid: tuple | None = None  # (x, y, z) blocks; None: not known (no launch)
+    # (x, y, z) blocks per thread-block cluster; None: the launch names no cluster
+    # (``kernel[grid, block]``; every block is then a cluster of one on CC >= 9.0).
+    cluster: tuple | None = None
 
     @property
     def block_threads(self) -> int:
         x, y, z = self.block
+        return x * y * z
+
+    @property
+    def cluster_blocks(self) -> int:
+        """Blocks per cluster (1 when the launch names no cluster)."""
+        if self.cluster is None:
+            return 1
+        x, y, z = self.cluster
         return x * y * z
 
 

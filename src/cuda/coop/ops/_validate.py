@@ -75,7 +75,8 @@ def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
         )
     if group.kind not in kinds:
         allowed = {"block": "coop.this_block()", "warp": "coop.this_warp() (or a logical warp)",
-                   "thread": "coop.this_thread()", "warps": "coop.this_block().group_by(n)"}
+                   "thread": "coop.this_thread()", "warps": "coop.this_block().group_by(n)",
+                   "cluster": "coop.this_cluster()"}
         why = _GROUP_LIMITS.get(group.kind, "")
         raise InvalidGroupError(
             f"{call}: group={group.label} is not supported{why}; use "
@@ -87,8 +88,8 @@ def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
 _GROUP_LIMITS = {
     "grid": " (no cooperative operation runs over a whole grid: it would need a grid-wide barrier "
             "and workspace; work per block and combine the block results, e.g. with cuda.atomic.add)",
-    "cluster": " (thread-block clusters are a descriptor in cuda-coop: rank()/count() work, no "
-               "operation runs over a cluster)",
+    "cluster": " (of the operations, only coop.reduce() and coop.sum() run over a thread-block "
+               "cluster)",
     "thread": " (one thread has nothing to cooperate on here; reduce/sum fold its own items)",
     "warps": " (groups of warps are taken by reduce and sum only)",
 }
@@ -328,7 +329,8 @@ def optional_temp_storage(call: str, arg, group: GroupArg, *, warp_allowed=False
             f"{call}: temp_storage={describe(arg)} is not a coop.TempStorage; pass one created in the "
             "kernel, e.g. temp_storage=coop.TempStorage()"
         )
-    if group.kind != "block" and not warp_allowed:
+    # A cluster reduction's scratch is block scratch: each block holds its own copy.
+    if group.kind not in ("block", "cluster") and not warp_allowed:
         raise TempStorageError(
             f"{call}: temp_storage= is not accepted for group={group.label}; warp operations own "
             "their scratch (one slice per warp); remove temp_storage="

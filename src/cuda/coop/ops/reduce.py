@@ -29,7 +29,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_whole_warps
+from ._launch_rules import check_cluster_launch, check_whole_warps
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -88,6 +88,8 @@ ALGORITHMS = {
     "warp": {},  # CUB's WarpReduce has one (shuffle-based) algorithm and needs no scratch
 }
 DEFAULT_ALGORITHM = "warp_reductions"
+# A cluster reduction reduces each block with CUB's BlockReduce first: the block table.
+_ALGORITHM_TABLES = {**ALGORITHMS, "cluster": ALGORITHMS["block"]}
 
 HEADERS = (
     "cub/block/block_reduce.cuh",
@@ -121,8 +123,8 @@ _RESULT_DOC = """Returns
     a block adds one ``__syncthreads`` and a word of shared memory, a warp one
     shuffle).  With ``broadcast=False`` the result is defined only in the
     group's first member: thread 0 of the block (linear rank
-    ``x + bx*(y + by*z)``), lane 0 of each warp or logical warp; that is CUB's
-    own contract and costs nothing extra.
+    ``x + bx*(y + by*z)``), lane 0 of each warp or logical warp, thread 0 of
+    block 0 of the cluster; that is CUB's own contract and costs nothing extra.
 
     Every member of the group must call it (no early ``return``; do not wrap it
     in ``if tid < n``: use ``valid_items``).  Block reductions use shared memory
@@ -140,8 +142,11 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
 
     Parameters
     ----------
-    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width)
-        Each (logical) warp reduces its own members.
+    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width) | coop.this_cluster()
+        Each (logical) warp reduces its own members.  ``coop.this_cluster()``
+        reduces over every thread of every block of a thread-block cluster
+        (compute capability 9.0+, a launch with a cluster shape; see
+        :ref:`cluster-reduce`).
     value : scalar or coop.ThreadData
         A payload contributes all its items, in blocked order (member ``r``
         holds tile items ``r*K .. r*K+K-1``).
@@ -156,9 +161,10 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
         Only the first ``valid_items`` items of the group's tile contribute
         (``1 <= valid_items``; a value of at least the tile size means the whole
         tile).  Compile-time values are checked; a run-time value below 1
-        gives an unspecified result.
+        gives an unspecified result.  Not taken by a cluster.
     algorithm : {"warp_reductions", "raking", "raking_commutative_only"}, optional
-        Block groups only (CUB ``BLOCK_REDUCE_*``); default ``"warp_reductions"``.
+        Block groups, and the per-block stage of a cluster (CUB
+        ``BLOCK_REDUCE_*``); default ``"warp_reductions"``.
         ``"raking_commutative_only"`` needs a commutative operator (all
         built-in ones are).
     broadcast : bool
@@ -166,7 +172,7 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
         group's first member does (CUB's root-only path, no extra barrier).
         A compile-time constant.
     temp_storage : coop.TempStorage, optional
-        Scratch of a block reduction (warp reductions need none).
+        Scratch of a block or cluster reduction (warp reductions need none).
 
     {result}
     """
@@ -233,7 +239,7 @@ include_doc(sum, result=_RESULT_DOC)
 class ReduceParams:
     """The identity of one generated reduce/sum provider."""
 
-    kind: str  # the group kind: "block", "warp", "warps" or "thread"
+    kind: str  # the group kind: "block", "warp", "warps", "thread" or "cluster"
     width: int  # logical warp width, or warps per group for "warps" (0 for a block)
     dtype: str  # value dtype name
     value_passing: str  # "payload" or "value" (a scalar)
@@ -258,6 +264,7 @@ class ReduceBatchedParams:
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     check_whole_warps(plan, launch)
+    check_cluster_launch(plan, launch)
     threads = launch.block_threads
     g = plan.group
     if g.kind == "block" and plan.op != "reduce_batched":
@@ -319,15 +326,24 @@ def static_valid_items(call: str, arg, tile: int | None):
 
 def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broadcast, temp_storage):
     call = f"coop.{op_name}()"
-    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread"))
+    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread", "cluster"))
     dtype, items, passing = value_operand(call, value)
     if op_name == "sum":
         op = "sum"
     else:
         op = choose_binary_op(call, "binary_op", binary_op, dtype, default="sum")
-    if g.kind == "block":
-        algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, DEFAULT_ALGORITHM)
+    if g.kind in ("block", "cluster"):
+        algo = v.choose_algorithm(call, algorithm, g, _ALGORITHM_TABLES, DEFAULT_ALGORITHM)
         tile = None
+        if g.kind == "cluster" and v.is_given(valid_items):
+            # A prefix of the cluster tile leaves whole blocks without a contribution,
+            # and the partial exchange has no "no value" slot.
+            raise ConflictingArgumentsError(
+                f"{call}: valid_items={describe(valid_items)} is not taken by group={g.label} (every "
+                "thread of every block of the cluster contributes); remove valid_items= and give "
+                "the threads past the end the operator's identity (0 for a sum), or reduce over "
+                "coop.this_block()"
+            )
     elif g.kind in ("warps", "thread"):
         for label, arg in (("algorithm", algorithm), ("valid_items", valid_items)):
             if v.is_given(arg):
@@ -354,7 +370,7 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     if has_vi:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
     operands.append(AbiOperand("result", "out", dtype, "result"))
-    storage = StorageNeed(per="block") if g.kind in ("block", "warps") else None
+    storage = StorageNeed(per="block") if g.kind in ("block", "warps", "cluster") else None
     return CallPlan(
         op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
         storage=storage, temp_storage="temp_storage" if ts is not None else None,
@@ -438,6 +454,8 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append("const T in[1] = {scalar};")
     if kind in ("thread", "warps"):
         return _generate_thread_or_warps(plan, decls, body, kind, width, is_sum, bcast)
+    if kind == "cluster":
+        return _generate_cluster(launch, decls, body, ALGORITHMS["block"][algo_name], is_sum, bcast)
     if kind == "block":
         algo = ALGORITHMS["block"][algo_name]
         decls.append(f"using Reduce = cub::BlockReduce<T, BLOCK_X, {algo.cub}, BLOCK_Y, BLOCK_Z>;")
@@ -506,6 +524,45 @@ def _generate_thread_or_warps(plan, decls, body, kind, warps, is_sum, bcast) -> 
             "r = op(r, totals[w]);")
     body.append(fold if bcast else f"if (linear_tid % (32u * WARPS) == 0) {{\n{_indent(fold)}\n}}")
     body.append("result[0] = r;")
+    return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _generate_cluster(launch: LaunchFacts, decls, body, algo: AlgorithmSpec, is_sum, bcast) -> CppProvider:
+    """Each block reduces with CUB's BlockReduce; the blocks then exchange their partials
+    through distributed shared memory (CC 9.0+) and fold them in block-rank order.
+
+    Thread 0 of every block stores its block's partial into slot ``block_rank`` of
+    the ``partials`` array of every block of the cluster (``broadcast=False``: of
+    block 0 only), between two cluster barriers: the first guarantees that every
+    block has started (its shared memory exists) and finished its earlier uses of
+    this scratch; the second (release/acquire) makes the stores visible.  Each
+    block then folds its local copy in rank order, so every block computes the
+    same value from the same operands in the same order (bitwise equal, floats
+    included), and no block reads another block's memory after the second
+    barrier: a block may exit as soon as it has its result.
+    """
+    decls += [
+        f"using Reduce = cub::BlockReduce<T, BLOCK_X, {algo.cub}, BLOCK_Y, BLOCK_Z>;",
+        f"constexpr unsigned CLUSTER_BLOCKS = {launch.cluster_blocks};",
+        "struct TempStorage { typename Reduce::TempStorage cub; T partials[CLUSTER_BLOCKS]; };",
+    ]
+    cub_call = "Reduce(ts.cub).Sum(partial)" if is_sum else "Reduce(ts.cub).Reduce(partial, op)"
+    remote = "static_cast<T*>(__cluster_map_shared_rank(static_cast<void*>(ts.partials), {}))[block_rank] = r;"
+    exchange = (f"for (unsigned b = 0; b < CLUSTER_BLOCKS; ++b) {remote.format('b')}" if bcast
+                else remote.format("0u"))
+    fold = ("r = ts.partials[0];\n#pragma unroll\n"
+            "for (unsigned b = 1; b < CLUSTER_BLOCKS; ++b) r = op(r, ts.partials[b]);")
+    body += [
+        "TempStorage& ts = *static_cast<TempStorage*>(temp);",
+        thread_reduce_cpp("op", "in", "partial"),
+        f"T r = {cub_call};  // the block's partial, in thread 0",
+        "const unsigned block_rank = __clusterRelativeBlockRank();",
+        "__cluster_barrier_arrive();\n__cluster_barrier_wait();",
+        f"if (linear_tid == 0) {{\n{_indent(exchange)}\n}}",
+        "__cluster_barrier_arrive();\n__cluster_barrier_wait();",
+        fold if bcast else f"if (block_rank == 0 && linear_tid == 0) {{\n{_indent(fold)}\n}}",
+        "result[0] = r;",
+    ]
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
 
 

@@ -153,6 +153,29 @@ def target_chip(lower) -> str:
     return lower.targetoptions["chip"]
 
 
+def target_compute_capability(lower) -> tuple:
+    """The kernel's target as (major, minor), e.g. (9, 0) for ``"sm_90"`` / ``"sm_90a"``."""
+    digits = "".join(ch for ch in target_chip(lower).split("_")[-1] if ch.isdigit())
+    return (int(digits[:-1] or 0), int(digits[-1:] or 0))
+
+
+def inline_ptx_u32(ptx: str):
+    """The 32-bit result of a PTX instruction whose destination is ``$0`` (no side effects)."""
+    i32 = mlir_ir.IntegerType.get_signless(32)
+    return mlir_llvm.inline_asm(i32, [], ptx, "=r", has_side_effects=False)
+
+
+def inline_ptx_barrier(ptx: str):
+    """PTX with no operands that orders memory (a barrier): side effects and a memory clobber."""
+    mlir_llvm.inline_asm(None, [], ptx, "~{memory}", has_side_effects=True)
+
+
+def i32_constant(value: int):
+    from numba_cuda_mlir._mlir.dialects import arith
+
+    return arith.constant(mlir_ir.IntegerType.get_signless(32), value)
+
+
 def drop_unused_device_variables(lower):
     """Let the final nvJitLink link drop unreferenced ``__device__`` variables.
 
@@ -314,11 +337,13 @@ def device_function_restype(pyfunc, argtypes, *, cc):
     return restype
 
 
-def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
+def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), cluster=None, **options):
     """Compile a kernel to cubin for ``cc`` and a launch ``block`` shape, with no GPU.
 
     Does what a configured launch does (``descriptor._compile_impl`` with launch
-    metadata): the compiler state's target options carry ``__launch_config__``.
+    metadata): the compiler state's target options carry ``__launch_config__``,
+    the dict ``MLIRDispatcher.configure(grid, block, stream, sharedmem, cluster)``
+    builds (``descriptor._configure_cached``; ``cluster`` a 3-tuple or None).
     Returns numba-cuda-mlir's compile result (``metadata["cubin"]`` is the cubin).
     """
     from numba_cuda_mlir import mlir_compiler
@@ -336,7 +361,8 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
         targetoptions["cc"] = tuple(cc)
         if block is not None:
             targetoptions["__launch_config__"] = {"grid": tuple(grid), "block": tuple(block),
-                                                  "sharedmem": 0, "cluster": None}
+                                                  "sharedmem": 0,
+                                                  "cluster": None if cluster is None else tuple(cluster)}
         cres = mlir_compiler.compile_mlir(pyfunc, types.none, tuple(argtypes), targetoptions=targetoptions)
         optimize(cres)
     return cres
