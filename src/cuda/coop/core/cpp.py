@@ -83,6 +83,12 @@ def _sync(plan: CallPlan, whole_warp: bool = False) -> str:
     if plan.group.kind in ("block", "warps", "cluster"):
         return "__syncthreads();"
     w = plan.group.width
+    if plan.group.is_partial_warp:
+        # Lanes 0..w-1 only.  The other lanes are not members: they skip the barrier (when
+        # they call at all), and a whole-warp barrier would wait for lanes that never come;
+        # the scratch of a partial logical warp is its own slice (core.storage), so no other
+        # width's call needs this barrier.
+        return f"if ((linear_tid % 32u) < {w}u) __syncwarp({(1 << w) - 1:#x}u);"
     if w == 32 or whole_warp:
         # whole_warp: logical warps of other widths reuse these bytes (see core.storage)
         return "__syncwarp();"

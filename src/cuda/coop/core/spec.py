@@ -44,6 +44,12 @@ class GroupArg:
     width: int = 0
 
     @property
+    def is_partial_warp(self) -> bool:
+        """A logical warp whose width does not divide 32 (17..31): lanes ``0 .. width-1`` of each
+        warp are its members, the other lanes take no part in its calls."""
+        return self.kind == "warp" and 32 % self.width != 0
+
+    @property
     def label(self) -> str:
         if self.kind == "block":
             return "coop.this_block()"
@@ -51,6 +57,8 @@ class GroupArg:
             return f"coop.this_block().group_by({self.width})"
         if self.kind in ("thread", "grid", "cluster"):
             return f"coop.this_{self.kind}()"
+        if self.is_partial_warp:
+            return f"coop.this_warp().group_by({self.width}, exhaustive=False)"
         return "coop.this_warp()" if self.width == 32 else f"coop.this_warp().group_by({self.width})"
 
 

@@ -17,6 +17,7 @@ from .._errors import (
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
     InvalidGroupError,
+    InvalidGroupWidthError,
     InvalidOperatorError,
     MissingArgumentError,
     NonConstantArgumentError,
@@ -66,7 +67,12 @@ def _choices(names) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
+def require_group(call: str, group, kinds=("block", "warp"), *, partial_warps: bool = False) -> GroupArg:
+    """The group operand, of one of ``kinds``.
+
+    ``partial_warps``: the operation takes a partial logical warp
+    (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31); only reduce and sum do.
+    """
     if not isinstance(group, GroupArg):
         raise InvalidGroupError(
             f"{call}: group={describe(group)} is not a cooperative group; pass "
@@ -81,6 +87,12 @@ def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
         raise InvalidGroupError(
             f"{call}: group={group.label} is not supported{why}; use "
             + " or ".join(allowed[k] for k in kinds)
+        )
+    if group.is_partial_warp and not partial_warps:
+        raise InvalidGroupWidthError(
+            f"{call}: group={group.label} is a non-power-of-two logical warp, which only coop.reduce() "
+            "and coop.sum() take (CUB's WarpReduce is the one warp collective that runs a partial "
+            "logical warp); use a logical warp width of 1, 2, 4, 8, 16 or 32"
         )
     return group
 

@@ -2,7 +2,10 @@
 
 ``reduce`` and ``sum`` combine one value (a scalar) or every item of a
 ThreadData per member of a block, a warp or a logical warp, with CUB's
-``BlockReduce`` / ``WarpReduce``.  ``reduce_batched`` reduces B independent
+``BlockReduce`` / ``WarpReduce``.  They alone also take a *partial* logical
+warp, ``this_warp().group_by(w, exhaustive=False)`` with ``w`` from 17 to 31:
+CUB's ``WarpReduce<T, w>`` reduces lanes ``0 .. w-1`` of each warp through
+shared memory (``WarpReduceSmem``), one such group per warp.  ``reduce_batched`` reduces B independent
 batches across a warp in O(B) shuffle steps; no CCCL release that cuda-coop
 supports (2.8, 3.0) ships a batched warp reduction, so the generated C++ holds
 our own (see :func:`_batched_cpp`).
@@ -127,7 +130,13 @@ _RESULT_DOC = """Returns
     block 0 of the cluster; that is CUB's own contract and costs nothing extra.
 
     Every member of the group must call it (no early ``return``; do not wrap it
-    in ``if tid < n``: use ``valid_items``).  Block reductions use shared memory
+    in ``if tid < n``: use ``valid_items``).  A partial logical warp
+    (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31) is the exception
+    that proves the rule: its members are lanes ``0 .. w-1`` of each warp, all
+    of which must call; lanes ``w .. 31`` are not members and should skip the
+    call (``if group.is_member():``).  A non-member that calls anyway takes no
+    part, waits for nobody and gets an unspecified value.  The result is
+    defined in lane 0 of each warp, or in lanes ``0 .. w-1`` with ``broadcast``.  Block reductions use shared memory
     and end with ``__syncthreads()`` when a later call may reuse the scratch
     (:ref:`temp-storage`; not with a ``temp_storage`` that has
     ``auto_sync=False``, when the storage may be reused only after your own
@@ -143,7 +152,12 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
     Parameters
     ----------
     group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width) | coop.this_cluster()
-        Each (logical) warp reduces its own members.  ``coop.this_cluster()``
+        Each (logical) warp reduces its own members.  ``width`` is 1, 2, 4, 8,
+        16, 32, or 17 to 31 with ``exhaustive=False``: then lanes ``0 .. width-1``
+        of each warp are the one logical warp of that warp, and lanes
+        ``width .. 31`` are not members (guard the call with
+        ``if group.is_member():``).  Also ``coop.this_block().group_by(n)`` (``n``
+        warps) and ``coop.this_thread()`` (its own items).  ``coop.this_cluster()``
         reduces over every thread of every block of a thread-block cluster
         (compute capability 9.0+, a launch with a cluster shape; see
         :ref:`cluster-reduce`).
@@ -326,7 +340,7 @@ def static_valid_items(call: str, arg, tile: int | None):
 
 def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broadcast, temp_storage):
     call = f"coop.{op_name}()"
-    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread", "cluster"))
+    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread", "cluster"), partial_warps=True)
     dtype, items, passing = value_operand(call, value)
     if op_name == "sum":
         op = "sum"
@@ -370,7 +384,15 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     if has_vi:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
     operands.append(AbiOperand("result", "out", dtype, "result"))
-    storage = StorageNeed(per="block") if g.kind in ("block", "warps", "cluster") else None
+    if g.kind in ("block", "warps", "cluster"):
+        storage = StorageNeed(per="block")
+    elif g.is_partial_warp:
+        # CUB's non-power-of-two WarpReduce (WarpReduceSmem) passes values through shared
+        # memory: 1.5 logical warps of T and of flags, one instance per warp (core.storage
+        # gives a partial logical warp a slice no other call overlaps).
+        storage = StorageNeed(per="logical_warp", width=g.width)
+    else:
+        storage = None
     return CallPlan(
         op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
         storage=storage, temp_storage="temp_storage" if ts is not None else None,
@@ -425,6 +447,8 @@ def warp_mask_expr(width: int) -> str:
     """The member mask of the calling thread's logical warp (exact: siblings may diverge)."""
     if width == 32:
         return "0xffffffffu"
+    if 32 % width:
+        return f"{(1 << width) - 1:#x}u"  # a partial logical warp: lanes 0..width-1 of each warp
     return f"(((1u << {width}) - 1u) << ((linear_tid % 32u) / {width}u * {width}u))"
 
 
@@ -452,6 +476,7 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append("const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);")
     else:
         body.append("const T in[1] = {scalar};")
+    prologue = len(body)  # the operator and the input view: every lane declares them
     if kind in ("thread", "warps"):
         return _generate_thread_or_warps(plan, decls, body, kind, width, is_sum, bcast)
     if kind == "cluster":
@@ -471,9 +496,17 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         rank, tile = "linear_tid", "BLOCK_THREADS * IPT"
     else:
         decls.append(f"using Reduce = cub::WarpReduce<T, {width}>;")
-        # Power-of-two logical warps reduce with shuffles: CUB's TempStorage is empty.
-        body.append("typename Reduce::TempStorage unused_storage; Reduce reducer(unused_storage);")
-        rank, tile = f"(linear_tid % {width}u)", f"{width} * IPT"
+        if 32 % width:
+            # A partial logical warp (17..31 lanes): CUB's WarpReduceSmem works in shared
+            # memory with the member mask of lanes 0..width-1, whatever the calling lane.
+            decls.append("using TempStorage = typename Reduce::TempStorage;")
+            body.append("Reduce reducer(*static_cast<TempStorage*>(temp));")
+            rank = "(linear_tid % 32u)"
+        else:
+            # Power-of-two logical warps reduce with shuffles: CUB's TempStorage is empty.
+            body.append("typename Reduce::TempStorage unused_storage; Reduce reducer(unused_storage);")
+            rank = f"(linear_tid % {width}u)"
+        tile = f"{width} * IPT"
     cub_call = "reducer.Sum(partial)" if is_sum else f"reducer.Reduce(partial, {cub_op})"
     # Each member folds its own items (blocked order) before CUB combines the members.
     full = thread_reduce_cpp("op", "in", "partial") + f"\nr = {cub_call};"
@@ -494,10 +527,28 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     if bcast:
         if kind == "block":
             body.append("if (linear_tid == 0) ts.result = r;\n__syncthreads();\nr = ts.result;")
+        elif 32 % width:
+            # From lane 0 of the warp to lanes 0..width-1 (a 32-lane shuffle within the mask).
+            body.append(f"r = cub::ShuffleIndex<32>(r, 0, {warp_mask_expr(width)});")
         else:
             body.append(f"r = cub::ShuffleIndex<{width}>(r, 0, {warp_mask_expr(width)});")
     body.append("result[0] = r;")
+    if kind == "warp" and 32 % width:
+        body = _members_only(body, width, prologue)
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _members_only(body: list, width: int, prologue: int) -> list:
+    """Run the reduction in lanes 0..width-1 only.
+
+    Lanes ``width .. 31`` are not members of a partial logical warp: in CUB's
+    WarpReduceSmem they would share the members' slots (``lane % width``) and mask.
+    The documented call sits under ``if group.is_member():``; a non-member that
+    calls anyway gets its first item (unspecified by contract) and takes no part.
+    """
+    rest = "\n".join(body[prologue:])
+    return body[:prologue] + [f"if ((linear_tid % 32u) < {width}u) {{\n{_indent(rest)}\n}} else {{\n"
+                   "  result[0] = in[0];\n}"]
 
 
 def _generate_thread_or_warps(plan, decls, body, kind, warps, is_sum, bcast) -> CppProvider:

@@ -13,6 +13,8 @@ group         ``rank(level)``                        ``count(level)``
 block         "thread": linear thread id             threads of the block
               "warp": warp index in the block         warps of the block (last may be partial)
 warp (w)      "thread": lane in the (logical) warp    ``w``
+partial (w)   "thread": the lane (``0 .. w-1`` in      ``w``
+              members; ``w .. 31`` elsewhere)
 warps (n)     "thread": rank in the n-warp group      ``32 * n``
               "warp": warp index in the group         ``n``
 thread        "thread": 0                             1
@@ -33,6 +35,12 @@ The cluster values come from the hardware registers (``%cluster_ctarank``,
 ``%cluster_nctarank``) on compute capability 9.0 and later, where a launch that
 names no cluster runs every block as a cluster of one; below 9.0 there are no
 clusters, so the rank is 0, the count 1 and the barrier ``__syncthreads``.
+
+A *partial* logical warp (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31)
+has lanes ``0 .. w-1`` of each warp as members: ``is_member()`` is ``lane < w``
+(True for every other group), ``rank()`` is the lane (meaningful in members
+only), and ``sync()`` waits for lanes ``0 .. w-1`` and does nothing in the
+other lanes, so it may be called inside or outside an ``is_member()`` guard.
 """
 
 from __future__ import annotations
@@ -119,6 +127,9 @@ def _rank_impl(group: GroupType, level: str):
         return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) // 32
     if kind == "block":
         return lambda: cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    if kind == "warp" and 32 % width:
+        # A partial logical warp is lanes 0..width-1: its members' rank is their lane.
+        return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % 32
     span = width if kind == "warp" else 32 * width
     if kind == "warps" and level == "warp":
         return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % span // 32
@@ -152,12 +163,27 @@ def _sync_impl(group: GroupType, method: str):
         w = group.width
         if w == 32:
             return lambda: cuda.syncwarp(0xFFFFFFFF)
+        if 32 % w:
+            # Lanes w..31 are not members: they skip the barrier (their own mask would name
+            # lanes that never arrive), so sync() is harmless outside an is_member() guard.
+            mask = (1 << w) - 1
+
+            def partial_sync():
+                if cuda.laneid < w:
+                    cuda.syncwarp(np.uint32(mask))
+
+            return partial_sync
         return lambda: cuda.syncwarp(np.uint32(((1 << w) - 1) << ((cuda.laneid // w) * w)))
     raise InvalidGroupError(
         f"{group.descriptor().label}.{method}(): a {group.kind}-wide barrier needs a cooperative "
         "launch, which cuda-coop does not make; end the kernel and launch another, or synchronize "
         "per block with coop.this_block().sync()"
     )
+
+
+def _member_impl(width: int):
+    cuda = C.cuda
+    return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % 32 < width
 
 
 def _value(method, group, level):
@@ -304,8 +330,12 @@ def install():
 
     @overload("is_member")
     def is_member(group):
-        # Every group cuda-coop builds covers its threads exactly (power-of-two logical
-        # warps, whole warps); a thread is always a member of its own groups.
+        if group.kind == "warp" and 32 % group.width:
+            # A partial logical warp: lanes 0..width-1 of each warp.
+            member = _device(("is_member", group.kind, group.width), _member_impl(group.width))
+            return lambda group: member()
+        # Every other group covers its threads exactly (power-of-two logical warps, whole
+        # warps); a thread is always a member of its own groups.
         return lambda group: True
 
     @overload("sync")

@@ -462,7 +462,11 @@ def _lower_this_warp(lower, target, args, kws):
 
 def _lower_group_by(lower, target, args, kws):
     ty = lower.get_numba_type(target.name)
-    lower.store_var(target, _groups.WarpsGroup(ty.width) if ty.kind == "warps" else _groups.WarpGroup(ty.width))
+    if ty.kind == "warps":
+        group = _groups.WarpsGroup(ty.width)
+    else:
+        group = _groups.WarpGroup(ty.width, exhaustive=not _groups.is_partial_warp_width(ty.width))
+    lower.store_var(target, group)
 
 
 _DESCRIPTOR_GROUPS = {_groups.this_thread: _groups.SingleThreadGroup, _groups.this_grid: _groups.GridGroup,
