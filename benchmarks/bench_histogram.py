@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
 )
 
 N = 1 << 28  # uint8 samples
@@ -247,6 +247,7 @@ def main(argv=None):
                   f"{r2} {nv:11.3f} {nv / ms:6.3f} {N / (ms * 1e-3) / 1e9:10.0f}")
     print("ratio = CUB ms / coop ms (>= 1: coop as fast or faster); CUB same/idiom built by nvcc, "
           "NVRTC same = the per-tile C++ built by NVRTC, cuda.coop's compiler")
+    per_launch_table(report, "case", rename={"cub_ms": lambda k: k.replace("/", "/per_tile_")})
     write_results("histogram", report)
     return report
 

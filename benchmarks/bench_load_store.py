@@ -17,7 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    compile_latency, import_source, launch_overhead_us, nvcc_baseline_ms, specialize, time_kernel, write_results,
+    compile_latency, import_source, launch_overhead_us, nvcc_baseline_ms, per_launch_table, specialize, time_kernel,
+    write_results,
 )
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
@@ -158,7 +159,13 @@ def throughput(threads: int, items: int, dtype: str = "int32"):
     small = ns["make"]("direct")
     tiny_src, tiny_dst = src[:threads * items], dst[:threads * items]
     results["launch_overhead_us"] = launch_overhead_us(lambda: small[1, threads](tiny_src, tiny_dst, items))
-    return results
+    # The floor: the same striped copy written without cuda.coop (numba-cuda-mlir alone).
+    plain = import_source("from numba_cuda_mlir import cuda\n" + PLAIN_KERNEL, "bench_load_store_plain").k
+    dst[:1 << 20].copy_to_device(np.zeros(1 << 20, dtype=dtype))
+    plain[grid, threads](src, dst, items)
+    cuda.synchronize()
+    assert np.array_equal(dst[:1 << 20].copy_to_host(), expected), "plain copy"
+    return results, {"copy": time_kernel(lambda: plain[grid, threads](src, dst, items))}
 
 
 def latency():
@@ -182,7 +189,7 @@ def main(argv=None):
                   f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
         write_results("load_store_latency", report)
         return report
-    report["coop_ms"] = throughput(args.threads, args.items, args.dtype)
+    report["coop_ms"], report["plain_ms"] = throughput(args.threads, args.items, args.dtype)
     cxx = specialize(CUB_SOURCE, args.threads, args.items).replace("ITEM_TYPE", CXX_TYPES[args.dtype])
     report["cub_ms"] = nvcc_baseline_ms(cxx, "copy_tile")
     report["latency"] = latency()
@@ -208,6 +215,7 @@ def main(argv=None):
         print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
               f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
               f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
+    per_launch_table(report, "algorithm")
     write_results("load_store" if args.dtype == "int32" else f"load_store_{args.dtype}", report)
     return report
 

@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    import_source, nvcc_baseline_ms, print_ratio_table, specialize, time_kernel, write_results,
+    import_source, nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize, time_kernel, write_results,
 )
 
 N = 1 << 28  # int32 elements = 1 GiB
@@ -185,6 +185,7 @@ def main(argv=None):
     report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "neighbors")
     print(f"\n1 GiB int32 load -> neighbours -> store, {args.threads} threads x {args.items} items per thread")
     print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"]}, lambda name: 2 * N * 4)
+    per_launch_table(report, "case")
     write_results("neighbors", report)
     return report
 

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    compile_latency, import_source, nvcc_baseline_ms, specialize, time_kernel, write_results,
+    compile_latency, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
 )
 
 N = 1 << 28  # float32 elements = 1 GiB
@@ -254,6 +254,7 @@ def main(argv=None):
     for key, val in lat.items():
         print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
               f"import {val['import_s']:.2f}")
+    per_launch_table(report, "kernel")
     write_results("reduce", report)
     return report
 

@@ -18,7 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, print_ratio_table, specialize, time_kernel, write_results,
+    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize,
+    time_kernel, write_results,
 )
 
 N = 1 << 28  # int32 elements = 1 GiB
@@ -193,6 +194,7 @@ def main(argv=None):
           "(scalar cases: one item per thread)")
     print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"], "NVRTC": report["cub_nvrtc_ms"]},
                       lambda name: 2 * N * 4)
+    per_launch_table(report, "case")
     write_results("shuffle", report)
     return report
 

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 __all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "nvcc_baseline_ms", "specialize", "run_json",
-           "time_kernel", "print_ratio_table", "write_results", "cccl_include", "compile_latency"]
+           "time_kernel", "time_single_launch", "Timing", "per_launch",
+           "per_launch_table", "print_ratio_table", "write_results", "cccl_include", "compile_latency"]
 
 
 def nvcc_path() -> str | None:
@@ -36,27 +37,36 @@ def cccl_include() -> str:
     return toolchain().cccl_include_dirs[0]
 
 
-# Prepended to every C++ baseline: the timing method of ``time_kernel`` on the C++ side.
+# Prepended to every C++ baseline: the timing methods of ``time_kernel`` and
+# ``time_single_launch`` on the C++ side.  ``nvcc_baseline_ms`` runs each program twice:
+# batched (default), then with COOP_BENCH_BATCH=1 for the per-launch figures.
 TIMING_CPP = r"""
+#include <cstdlib>
 #include <cuda_runtime.h>
 namespace coop_bench {
-// Median device milliseconds per launch: 3 warm-up launches, then `samples` CUDA-event
-// pairs around 10 back-to-back launches each (as benchmarks/common.py time_kernel).
+// Median milliseconds per launch: 3 warm-up launches, then `samples` CUDA-event pairs
+// around `batch` back-to-back launches each.  batch = 10 (default) is the device time, as
+// benchmarks/common.py time_kernel; COOP_BENCH_BATCH=1 times ONE launch per event pair,
+// synchronized, as a user times a single launch (common.py time_single_launch).
 template <class F>
 float median_ms(F launch, int samples = 15) {
+  const char* env = std::getenv("COOP_BENCH_BATCH");
+  const int batch = env && std::atoi(env) > 0 ? std::atoi(env) : 10;
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
   for (int i = 0; i < 3; ++i) launch();
+  cudaDeviceSynchronize();
   float ms[64];
+  if (batch == 1 && samples < 20) samples = 20;  // per launch: 20 samples, as time_single_launch
   samples = samples > 64 ? 64 : samples;
   for (int r = 0; r < samples; ++r) {
     cudaEventRecord(a);
-    for (int k = 0; k < 10; ++k) launch();
+    for (int k = 0; k < batch; ++k) launch();
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     cudaEventElapsedTime(&ms[r], a, b);
-    ms[r] /= 10;
+    ms[r] /= batch;
   }
   for (int i = 0; i < samples; ++i)
     for (int j = i + 1; j < samples; ++j)
@@ -67,6 +77,16 @@ float median_ms(F launch, int samples = 15) {
 }
 }  // namespace coop_bench
 """
+
+# What the two figures of every benchmark mean; written into each results JSON.
+METHODS = {
+    "batched": "median of 15 samples (some C++ baselines 20, long kernels fewer), each CUDA events around "
+               "10 back-to-back launches (long kernels 2), divided by their number, after 3 warm-up "
+               "launches: the kernel's device time, host launch cost hidden",
+    "per_launch": "median of 20 samples, each CUDA events around ONE launch followed by a "
+                  "synchronize, after 3 warm-up launches: what a user timing a single launch sees, host "
+                  "launch cost included",
+}
 
 
 def build_cuda(source: str, name: str, arch: str = "sm_90") -> Path:
@@ -88,10 +108,21 @@ def specialize(source: str, threads: int, items: int) -> str:
 
 
 def nvcc_baseline_ms(source: str, name: str, *args, arch: str = "sm_90") -> dict:
-    """Build a C++ baseline with nvcc, run it with ``args``, return the JSON it prints ({} without nvcc)."""
+    """Build a C++ baseline with nvcc and run it with ``args``: the JSON it prints ({} without nvcc).
+
+    The program runs twice, batched and then per launch (``COOP_BENCH_BATCH=1``); each
+    number of the batched JSON comes back as a ``Timing`` carrying its per-launch twin.
+    """
     if nvcc_path() is None:
         return {}
-    return run_json(build_cuda(source, name, arch=arch), *args)
+    exe = build_cuda(source, name, arch=arch)
+    return _with_per_launch(run_json(exe, *args), run_json(exe, *args, env={"COOP_BENCH_BATCH": "1"}))
+
+
+def _with_per_launch(batched, single):
+    if isinstance(batched, dict):
+        return {k: _with_per_launch(v, (single or {}).get(k)) for k, v in batched.items()}
+    return Timing(batched, per_launch_ms=single) if isinstance(batched, (int, float)) else batched
 
 
 def build_nvrtc_kernels(source: str, expressions) -> dict:
@@ -163,17 +194,30 @@ def build_nvrtc_kernels(source: str, expressions) -> dict:
     return launches
 
 
-def run_json(exe: Path, *args) -> dict:
-    out = subprocess.run([str(exe), *map(str, args)], check=True, capture_output=True, text=True)
+def run_json(exe: Path, *args, env=None) -> dict:
+    out = subprocess.run([str(exe), *map(str, args)], check=True, capture_output=True, text=True,
+                         env={**os.environ, **env} if env else None)
     return json.loads(out.stdout)
 
 
-def time_kernel(launch, *, warmup: int = 3, repeat: int = 15, batch: int = 10) -> float:
+class Timing(float):
+    """Batched milliseconds per launch (the float itself) with the per-launch figure of the
+    same kernel in ``per_launch_ms``, so result dicts keep their shape and JSON (batched)."""
+
+    def __new__(cls, ms, per_launch_ms=None):
+        self = super().__new__(cls, ms)
+        self.per_launch_ms = per_launch_ms
+        return self
+
+
+def time_kernel(launch, *, warmup: int = 3, repeat: int = 15, batch: int = 10, per_launch: bool = True) -> float:
     """Median GPU milliseconds per ``launch()``, from CUDA events around ``batch`` launches.
 
     Back-to-back launches keep the GPU busy while the host prepares the next one,
     so the figure is the kernel's device time (plus the ~1 us gap between kernels)
     and not the host's launch overhead; the C++ baselines are timed the same way.
+    The result is a ``Timing``: with ``per_launch`` it also carries
+    ``time_single_launch(launch)``, what a user timing one launch sees.
     """
     from numba_cuda_mlir import cuda
 
@@ -189,7 +233,77 @@ def time_kernel(launch, *, warmup: int = 3, repeat: int = 15, batch: int = 10) -
         stop.record()
         stop.synchronize()
         samples.append(cuda.event_elapsed_time(start, stop) / batch)
-    return statistics.median(samples)
+    return Timing(statistics.median(samples), time_single_launch(launch) if per_launch else None)
+
+
+def time_single_launch(launch, samples: int = 20, warmup: int = 3) -> float:
+    """Median milliseconds of ONE ``launch()`` between two CUDA events, synchronized after
+    each, as a user times a single launch: the device idles while the host launches, so the
+    host's launch cost (Python dispatch, argument handling) counts, unlike ``time_kernel``."""
+    from numba_cuda_mlir import cuda
+
+    for _ in range(warmup):
+        launch()
+    cuda.synchronize()
+    times = []
+    for _ in range(samples):
+        start, stop = cuda.event(), cuda.event()
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        times.append(cuda.event_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def per_launch(results):
+    """The per-launch figures of a (nested) dict of ``Timing`` values, same keys; others dropped."""
+    if isinstance(results, dict):
+        picked = {k: per_launch(v) for k, v in results.items()}
+        return {k: v for k, v in picked.items() if v is not None and v != {}}
+    return getattr(results, "per_launch_ms", None)
+
+
+def _flat(results: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in results.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}/"))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def per_launch_table(report: dict, label: str = "case", rename=None) -> None:
+    """The second table of a benchmark: per-launch milliseconds (``time_single_launch``) of
+    the cuda.coop kernels and of the baselines in ``report`` (``cub_ms``, ``cub_nvrtc_ms``),
+    recorded in ``report["per_launch_ms"]`` next to the batched figures.
+
+    Nested results print as ``outer/inner``; ``rename[key](name)`` gives a baseline's name
+    for a coop case where they differ.  ``report["plain_ms"]``, where a benchmark has one,
+    is the same kind of kernel without cuda.coop: the floor numba-cuda-mlir itself sets.
+    """
+    rename = rename or {}
+    coop = _flat(per_launch(report["coop_ms"]))
+    recorded = {"coop": coop}
+    baselines = {}
+    for column, key in (("CUB C++", "cub_ms"), ("NVRTC", "cub_nvrtc_ms")):
+        if key in report:
+            flat = _flat(per_launch(report[key]))
+            recorded[key.removesuffix("_ms")] = flat
+            baselines[column] = {name: flat.get(rename.get(key, str)(name)) for name in coop}
+    plain = _flat(per_launch(report.get("plain_ms", {})))
+    if plain:
+        recorded["plain"] = plain
+    report["per_launch_ms"] = recorded
+    report["methods"] = METHODS
+    print("\nper launch (one launch between two CUDA events, synchronized; median of 20): what a user "
+          "timing one launch sees, host launch cost included")
+    print_ratio_table(label, coop, baselines, None)
+    batched = _flat(report.get("plain_ms", {}))
+    for name, ms in plain.items():
+        print(f"floor, {name} without cuda.coop (numba-cuda-mlir alone): {ms:.3f} ms per launch, "
+              f"{batched[name]:.3f} ms batched")
 
 
 def launch_overhead_us(launch, count: int = 200) -> float:
@@ -207,7 +321,8 @@ def launch_overhead_us(launch, count: int = 200) -> float:
 
 def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved) -> None:
     """One row per case: cuda.coop ms, then for each baseline its ms and the ratio
-    baseline ms / coop ms (above 1: cuda.coop is faster), then GB/s.
+    baseline ms / coop ms (above 1: cuda.coop is faster), then GB/s (none when
+    ``bytes_moved`` is None).
 
     ``baselines`` maps a column name ("CUB C++", "NVRTC") to ``{case: ms}``; a missing
     case prints n/a.  ``bytes_moved(case)`` is the bytes read plus written per launch.
@@ -216,14 +331,14 @@ def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved) -
     head = f"{label:{width}s} {'coop ms':>9s}"
     for column in baselines:
         head += f" {column + ' ms':>{max(9, len(column) + 3)}s} {'coop/' + column.split()[0]:>10s}"
-    print(head + f" {'GB/s':>8s}")
+    print(head + (f" {'GB/s':>8s}" if bytes_moved else ""))
     for name, ms in coop_ms.items():
         row = f"{name:{width}s} {ms:9.3f}"
         for column, results in baselines.items():
             b = results.get(name)
             w = max(9, len(column) + 3)
             row += f" {b:{w}.3f} {b / ms:10.3f}" if b else f" {'n/a':>{w}s} {'n/a':>10s}"
-        print(row + f" {bytes_moved(name) / (ms * 1e-3) / 1e9:8.0f}")
+        print(row + (f" {bytes_moved(name) / (ms * 1e-3) / 1e9:8.0f}" if bytes_moved else ""))
     print("coop/X = X ms / coop ms; CUB C++ is built by nvcc, NVRTC is the same C++ built by NVRTC "
           "(cuda.coop's compiler)" if "NVRTC" in baselines else "coop/X = X ms / coop ms (CUB C++ built by nvcc)")
 
@@ -266,8 +381,12 @@ def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str) -> 
     """First-launch latency in fresh processes: empty provider cache, warm cache, no cuda.coop.
 
     ``code_template`` is a script with ``{coop_import}`` and ``{kernel}`` fields that
-    prints one JSON line; the three runs share one temporary provider cache.
+    prints one JSON line; the three runs share one temporary provider cache.  Empty when
+    ``COOP_BENCH_SKIP_LATENCY`` is set (``run_all.py --skip-compile-latency``): the three
+    fresh processes take tens of seconds and measure the host, not the kernel.
     """
+    if os.environ.get("COOP_BENCH_SKIP_LATENCY"):
+        return {}
     env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")}
     coop = "from cuda import coop"
     cold = timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env)

@@ -5,6 +5,13 @@
     python benchmarks/run_all.py launch_overhead    # host cost per launch (launch_overhead.py)
     python benchmarks/run_all.py --latency          # also compile_latency.py (host only)
     python benchmarks/run_all.py --allow-no-nvcc    # without the CUDA C++ baselines
+    python benchmarks/run_all.py --skip-compile-latency  # no fresh-process compile timings (faster)
+
+Each family benchmark prints two tables and records both in its JSON: batched (CUDA events
+around 10 back-to-back launches: the kernel's device time, ``coop_ms``/``cub_ms``) and per
+launch (events around ONE launch, synchronized, median of 20: what a user timing a single
+launch sees, host launch cost included, ``per_launch_ms``), for the cuda.coop kernel and
+its C++ baselines alike (benchmarks/common.py: ``time_kernel``, ``time_single_launch``).
 
 Each benchmark runs in its own process (``python benchmarks/bench_<name>.py`` with its
 default sizes) and writes ``bench_<name>.json`` to ``--out`` (default ``$OUT``, else
@@ -51,6 +58,8 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all of {', '.join(benches)})")
     ap.add_argument("--latency", action="store_true", help="also run compile_latency.py (no GPU needed)")
     ap.add_argument("--allow-no-nvcc", action="store_true", help="run without the nvcc-built CUB baselines")
+    ap.add_argument("--skip-compile-latency", action="store_true",
+                    help="skip the fresh-process compile-latency figures inside bench_load_store/scan/reduce")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-results", help="folder for the JSON results")
     args = ap.parse_args(argv)
 
@@ -73,6 +82,8 @@ def main(argv=None) -> int:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OUT": str(out), "PYTHONUNBUFFERED": "1"}
+    if args.skip_compile_latency:
+        env["COOP_BENCH_SKIP_LATENCY"] = "1"
     scripts = chosen + ([HERE / "compile_latency.py"] if args.latency else [])
     failed = 0
     for script in scripts:

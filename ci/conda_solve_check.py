@@ -32,7 +32,7 @@ STUB_SITE = "site-packages"
 
 def stub_specs(pins: dict) -> list[tuple[str, str, list[str]]]:
     """(name, version, depends) of every STUB package."""
-    stubs = [("python", "3.12.0", []), ("numpy", "2.0.0", []), ("cuda-pathfinder", "1.9.1", []),
+    stubs = [("python", "3.12.0", []), ("numpy", "2.0.0", []), ("cuda-pathfinder", "1.9.1", []), ("cuda-core", "1.2.2", []),
              ("numba-cuda-mlir", "0.6.0", ["cuda-bindings >=12.9.1,<14", "cuda-version >=12.2,<14"]),
              ("numba-cuda-mlir", "0.5.4", ["cuda-bindings >=12.9.1,<14", "cuda-version >=12.2,<14"])]
     # Each major's pinned minor, plus a later CUDA 13 minor with its own CCCL (13.2.75 -> 3.2.0)

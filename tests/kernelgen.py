@@ -46,6 +46,8 @@ def group_expr(kind: str, width: int | None) -> str:
         return "coop.this_block()"
     if width in (None, 32):
         return "coop.this_warp()"
+    if 32 % width:  # a partial logical warp (17..31 lanes): lanes 0..width-1 of each warp
+        return f"coop.this_warp().group_by({width}, exhaustive=False)"
     return f"coop.this_warp().group_by({width})"
 
 

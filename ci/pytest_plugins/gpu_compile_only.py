@@ -4,7 +4,7 @@ The GPU tests build their kernels the way users do and launch them with
 ``kernel[grid, block](*args)``.  On a machine without a device they skip, so a
 change that makes one of those kernels fail to compile would go unseen until the
 next GPU run.  This plugin runs them anyway: each launch compiles the kernel for
-sm_90 with the launch's block and grid (``cuda.coop.numba_mlir.compile_cubin``,
+sm_90 with the launch's block, grid and cluster (``cuda.coop.numba_mlir.compile_cubin``,
 arrays typed from the arguments) instead of running it, and
 ``cuda.synchronize()`` does nothing.  The results are then wrong (the outputs keep
 their poison), so a test's outcome is read as:
@@ -33,12 +33,13 @@ def _compile_only_launch(dispatcher, config):
     from cuda.coop.numba_mlir import compile_cubin
 
     grid, block = config[0], config[1]
+    cluster = config[4] if len(config) > 4 else None  # kernel[grid, block, stream, sharedmem, cluster]
 
     def launch(*args):
         # A launch repeated with new data (loops, hypothesis examples) compiles once.
-        key = (id(dispatcher), tuple(str(_argtype(a)) for a in args), str(block), str(grid))
+        key = (id(dispatcher), tuple(str(_argtype(a)) for a in args), str(block), str(grid), str(cluster))
         if key not in _seen:
-            compile_cubin(dispatcher, args, cc=(9, 0), block=block, grid=grid)
+            compile_cubin(dispatcher, args, cc=(9, 0), block=block, grid=grid, cluster=cluster)
             _seen.add(key)
         _compiled.append(getattr(dispatcher, "__name__", "kernel"))
 

@@ -150,3 +150,27 @@ def test_explicit_temp_storage_shared_by_sorting_calls():
     assert_inlined(kb)
     regions = re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+)\[(\d+)\]", kb.ptx)
     assert len(regions) == 1, regions  # one region, as large as the largest need
+
+
+LAUNCH_BOUNDED_SORT = """
+@cuda.jit{decorator}
+def kernel(source, destination, items_per_thread):
+    block = coop.this_block()
+    keys = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
+    out = coop.radix_sort_keys(block, keys, blocked_to_striped=True)
+    coop.store(block, destination, out, offset=offset, algorithm="striped")
+"""
+
+
+def test_compile_cubin_keeps_the_decorators_launch_bounds():
+    """``@cuda.jit(launch_bounds=(128, 6))`` caps the registers of a 128 x 16 radix sort (91
+    without it under NVRTC) so that six blocks fit an SM, in ``compile_cubin`` as at launch."""
+    types = numba_types()
+    argtypes = (types.uint32[::1], types.uint32[::1], 16)
+    free = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="")).kernel, argtypes, block=128)
+    bounded = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="(launch_bounds=(128, 6))")).kernel,
+                            argtypes, block=128)
+    assert free.registers > 80, free.summary()
+    assert bounded.registers <= 65536 // (6 * 128), bounded.summary()

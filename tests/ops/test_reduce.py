@@ -1,7 +1,10 @@
 """Reduce / Sum / reduce_batched on a device, checked against the NumPy reference.
 
 One generated kernel per (dtype, items_per_thread) runs every case: block
-(three algorithms), warp and logical warps 1..16; scalar and ThreadData values;
+(three algorithms), warp, logical warps 1..16 and partial logical warps of 17,
+24 and 31 lanes (``group_by(w, exhaustive=False)``: lanes ``0 .. w-1`` of each
+warp, called under ``if group.is_member():``, whose non-member outputs must stay
+poisoned; one case calls unguarded); scalar and ThreadData values;
 sum, built-in operators, Python operators, NumPy ufuncs and a user device
 function; runtime ``valid_items`` (one value per block: full, 1, small and large
 partial tiles, exactly a tile) and ``broadcast``.  Outputs are poisoned first;
@@ -29,6 +32,7 @@ ITEMS = [1, 4, 7]
 BATCHED_DTYPES = ["int32", "float64", "uint8", "int64", "float32"]
 BATCHES = [1, 7, 40, 64]
 LOGICAL_WIDTHS = [1, 2, 4, 8, 16]
+PARTIAL_WIDTHS = [17, 24, 31]  # group_by(w, exhaustive=False): one logical warp of lanes 0..w-1 per warp
 BLOCK = 128
 
 
@@ -54,6 +58,7 @@ class Case:
     algorithm: str | None = None
     valid: bool = False
     broadcast: bool | None = False  # None: omitted, which means True
+    guard: bool = True  # a partial logical warp: call under `if group.is_member():`
 
     def source(self, kernel_group: str) -> str:
         kw = []
@@ -70,6 +75,18 @@ class Case:
     @property
     def width(self):
         return None if self.group == "block" else self.group
+
+    @property
+    def partial(self) -> bool:
+        return self.group != "block" and 32 % self.group != 0
+
+    def line(self, row: int) -> str:
+        """The kernel statement that stores this case's result in row ``row``."""
+        group = _group_source(self.group)
+        store = f"out[{row}, gtid] = {self.source(group)}\n"
+        if self.partial and self.guard:
+            return f"    if {group}.is_member():\n        {store}"
+        return f"    {store}"
 
 
 def reduce_cases(dtype: str):
@@ -108,6 +125,17 @@ def reduce_cases(dtype: str):
             cases.append(Case(w, "reduce", '"min"', "min", value="scalar", valid=True))
         else:
             cases.append(Case(w, "reduce", "user_op", user_op, broadcast=bool(i % 4)))
+    cases += [  # partial logical warps: lanes 0..w-1 of each warp
+        Case(17, "sum", "", "sum", valid=True, broadcast=True),
+        Case(17, "reduce", "np.maximum", "max", value="scalar", broadcast=None),
+        Case(24, "reduce", "user_op", user_op, valid=True),
+        Case(24, "reduce", '"*"', "prod", value="items2", broadcast=True),
+        Case(24, "sum", "", "sum", value="scalar", broadcast=True, guard=False),  # non-members call too
+        Case(31, "reduce", '"min"', "min", value="scalar", valid=True, broadcast=True),
+        Case(31, "sum", "", "sum", broadcast=None),
+    ]
+    if integer:
+        cases.append(Case(31, "reduce", '"^"', "bit_xor", valid=True))
     return cases
 
 
@@ -118,7 +146,7 @@ def _group_source(group) -> str:
 def reduce_kernel(dtype: str, cases=None):
     """One kernel computing every case; row ``r`` of ``out`` holds case ``r``'s per-thread results."""
     cases = reduce_cases(dtype) if cases is None else cases
-    lines = [f"    out[{row}, gtid] = {case.source(_group_source(case.group))}\n" for row, case in enumerate(cases)]
+    lines = [case.line(row) for row, case in enumerate(cases)]
     source = f"""
 import operator
 DT = np.{dtype}
@@ -220,9 +248,11 @@ def check_reduce(label, got, expected, defined, tile_values, ref_op, dtype):
 
 
 def valid_items_per_block(rng, ipt, block_threads):
-    """Full (oversized), 1, a partial tile of the smallest logical warp, a partial block tile, a whole tile."""
+    """Full (oversized), 1, a partial tile of the smallest logical warp, a partial block tile, a whole
+    tile, and a partial tile of a 17..31-lane logical warp."""
     return np.array([10**9, 1, int(rng.integers(1, max(2, ipt) + 1)),
-                     int(rng.integers(1, block_threads * ipt)), block_threads * ipt], dtype=np.int64)
+                     int(rng.integers(1, block_threads * ipt)), block_threads * ipt,
+                     int(rng.integers(ipt + 1, 17 * ipt + 1))], dtype=np.int64)
 
 
 def run_reduce(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
@@ -252,6 +282,10 @@ def run_reduce(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
             got = out[row, b * block_threads:(b + 1) * block_threads]
             label = f"row {row}: {case} {dtype} ipt={ipt} block#{b} valid={valid[b]}"
             check_reduce(label, got, expected, defined, slots, case.ref_op, dtype)
+            if case.partial and case.guard:
+                # Lanes w..31 skipped the call under `if group.is_member():`: nothing written.
+                lanes = np.arange(block_threads) % 32
+                np.testing.assert_array_equal(got[lanes >= case.group], poison(dtype), err_msg=label)
 
 
 def run_batched(dtype, batches, seed=0):
@@ -319,6 +353,26 @@ def kernel(src, block_max, warp_scan):
 """
 
 
+PARTIAL_RUN_AHEAD_SOURCE = """
+@cuda.jit
+def kernel(src, sums, moved):
+    gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    group = coop.this_warp().group_by(WIDTH, exhaustive=False)
+    items = coop.ThreadData(4, dtype=np.int32)
+    for i in range(4):
+        items[i] = src[gtid * 4 + i]
+    for it in range(3):
+        if group.is_member():
+            sums[it, gtid] = coop.sum(group, items)
+        # Lanes WIDTH..31 skipped the sum and reach these warp exchanges first: their
+        # scratch must not overlap the sum's, which lanes 0..WIDTH-1 may still be using.
+        striped = coop.exchange(coop.this_warp(), items, mode="blocked_to_striped")
+        items = coop.exchange(coop.this_warp(), striped, mode="striped_to_blocked")
+    for i in range(4):
+        moved[gtid * 4 + i] = items[i]
+"""
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int32, np.float32])
 def test_plain_python_operators(dtype):
@@ -333,6 +387,33 @@ def test_plain_python_operators(dtype):
     np.testing.assert_array_equal(block_max.copy_to_host(), src.reshape(blocks, BLOCK).max(axis=1))
     np.testing.assert_array_equal(warp_scan.copy_to_host(),
                                   np.maximum.accumulate(src.reshape(-1, 32), axis=1).reshape(-1))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("width", PARTIAL_WIDTHS)
+def test_partial_warp_lanes_that_skip_the_call_may_run_ahead(width):
+    """A partial logical warp's scratch is its own: lanes width..31, which skip the call, run
+    into the next warp-wide call while the members still reduce, and neither call sees the
+    other's data (three rounds, three warps per block, two blocks)."""
+    from numba_cuda_mlir import cuda
+
+    threads, blocks = 96, 2
+    n = threads * blocks
+    rng = np.random.default_rng(width)
+    src = rng.integers(-1000, 1000, size=n * 4).astype(np.int32)
+    sums = np.full((3, n), poison("int32"), np.int32)
+    moved = np.full(n * 4, poison("int32"), np.int32)
+    kernel = module_from_source(PARTIAL_RUN_AHEAD_SOURCE.replace("WIDTH", str(width))).kernel
+    kernel[blocks, threads](src, sums, moved)
+    cuda.synchronize()
+    np.testing.assert_array_equal(moved, src)
+    per_thread = src.reshape(n, 4)
+    lanes = np.arange(n) % 32
+    for it in range(3):
+        for w in range(0, n, 32):
+            expected = per_thread[w:w + width].sum(dtype=np.int32)
+            np.testing.assert_array_equal(sums[it, w:w + width], expected, err_msg=f"round {it} warp {w // 32}")
+        np.testing.assert_array_equal(sums[it, lanes >= width], poison("int32"))
 
 
 @pytest.mark.unit
@@ -351,3 +432,10 @@ def test_reference_model():
     assert ref.fold(np.array([100, 100], dtype=np.int8), "sum", np.int8) == np.int8(-56)
     assert ref.fold(np.array([1, 2, 3], dtype=np.int32), user_op, np.int32) == 8
     assert ref.combine(operator.add, 1, 2, np.int32) == 3
+    # A partial logical warp of 20 lanes: lanes 0..19 of each warp, lanes 20..31 in no group.
+    slots = np.arange(64, dtype=np.int64)[:, None]
+    values, defined = ref.reduce(slots, "sum", group_width=20, broadcast=True)
+    assert defined.tolist() == ([True] * 20 + [False] * 12) * 2
+    assert values[0] == sum(range(20)) and values[32] == sum(range(32, 52))
+    values, defined = ref.reduce(slots, "max", group_width=20, valid_items=3)
+    assert np.flatnonzero(defined).tolist() == [0, 32] and values[32] == 34

@@ -200,3 +200,116 @@ def test_gpu_block_shape_kernel_compiles():
     kb = compile_cubin(gpu.reduce_kernel("int32", gpu.block_only_cases("int32")), _gpu_argtypes("int32", 4),
                        cc=(9, 0), block=(10, 5, 1))
     assert_inlined(kb)
+
+
+# -- partial logical warps: group_by(w, exhaustive=False), w = 17..31 ---------------------------
+
+def partial_kernel(width: int, call: str, *, guard: bool = True):
+    group = f"coop.this_warp().group_by({width}, exhaustive=False)"
+    store = f"dst[gtid] = {call.format(group='group')}"
+    body = f"if group.is_member():\n        {store}" if guard else store
+    return module_from_source(f"""
+{gpu.USER_OP_SOURCE}
+@cuda.jit
+def kernel(src, dst):
+    gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    group = {group}
+    items = coop.ThreadData(4, dtype=np.float32)
+    for i in range(4):
+        items[i] = src[gtid * 4 + i]
+    {body}
+""").kernel
+
+
+PARTIAL_CALLS = {
+    "sum": "coop.sum({group}, items)",
+    "reduce": 'coop.reduce({group}, items, binary_op="max", valid_items=cuda.blockIdx.x + 1)',
+    "reduce_scalar": "coop.reduce({group}, src[gtid], binary_op=user_op, broadcast=False)",
+}
+
+
+def smem_reduce_bytes(width: int, itemsize: int, warps: int) -> int:
+    """CUB's WarpReduceSmem<T, width> scratch for ``warps`` warps: 1.5 logical warps of T and
+    of one-byte flags (width + 16 of each for widths 17..31), rounded up to T's alignment."""
+    elements = width + 16
+    per_warp = -(-(elements * itemsize + elements) // itemsize) * itemsize
+    return per_warp * warps
+
+
+@pytest.mark.parametrize("cc", [(9, 0), (8, 0)], ids=["sm90", "sm80"])
+@pytest.mark.parametrize("width", [17, 24, 31])
+@pytest.mark.parametrize("call", sorted(PARTIAL_CALLS))
+def test_partial_logical_warps_compile_to_cub_warp_reduce_smem(call, width, cc, nvdisasm):
+    """CUB reduces a 17..31-lane logical warp in shared memory with warp barriers over lanes
+    0..width-1: one scratch instance per warp, no block barrier."""
+    types = numba_types()
+    kb = compile_cubin(partial_kernel(width, PARTIAL_CALLS[call]), (types.float32[::1], types.float32[::1]),
+                       cc=cc, block=128)
+    assert_inlined(kb, cc, nvdisasm=nvdisasm)
+    assert kb.shared_bytes() == smem_reduce_bytes(width, 4, 128 // 32)
+    assert "bar.sync" not in kb.ptx and "bar.warp.sync" in kb.ptx
+    assert "st.volatile.shared.f32" in kb.ptx and "ld.volatile.shared.f32" in kb.ptx
+    # The broadcast (default) is one indexed shuffle from lane 0; broadcast=False needs none.
+    assert ("shfl.sync.idx" in kb.ptx) == (call != "reduce_scalar")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float64"])
+def test_partial_logical_warp_scratch_per_dtype(dtype):
+    types = numba_types()
+    ty = getattr(types, dtype)
+    k = module_from_source(f"""
+@cuda.jit
+def kernel(src, dst):
+    gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    group = coop.this_warp().group_by(20, exhaustive=False)
+    if group.is_member():
+        dst[gtid] = coop.reduce(group, src[gtid], binary_op="min")
+""").kernel
+    kb = compile_cubin(k, (ty[::1], ty[::1]), cc=(9, 0), block=256)
+    assert_inlined(kb)
+    assert kb.shared_bytes() == smem_reduce_bytes(20, ty.bitwidth // 8, 256 // 32)
+
+
+def test_unguarded_partial_warp_call_compiles():
+    """Lanes width..31 may call too: the provider skips the reduction (and the barrier) there."""
+    types = numba_types()
+    kb = compile_cubin(partial_kernel(24, PARTIAL_CALLS["sum"], guard=False),
+                       (types.float32[::1], types.float32[::1]), cc=(9, 0), block=64)
+    assert_inlined(kb)
+
+
+def test_partial_warp_scratch_does_not_overlap_other_warp_calls():
+    """Lanes that skip a partial logical warp's call may run ahead into the next warp call: the
+    two calls' scratch is laid side by side (sum of sizes), never overlapped (max)."""
+    types = numba_types()
+
+    def shared(body):
+        k = module_from_source(f"""
+@cuda.jit
+def kernel(src, dst):
+    gtid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    group = coop.this_warp().group_by(24, exhaustive=False)
+    items = coop.ThreadData(4, dtype=np.int32)
+    for i in range(4):
+        items[i] = src[gtid * 4 + i]
+{body}
+""").kernel
+        return compile_cubin(k, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128).shared_bytes()
+
+    reduce_only = shared("""    if group.is_member():
+        dst[gtid] = coop.sum(group, items)""")
+    exchange_only = shared("""    out = coop.exchange(coop.this_warp(), items, mode="blocked_to_striped")
+    dst[gtid] = out[0]""")
+    both = shared("""    if group.is_member():
+        dst[gtid] = coop.sum(group, items)
+    out = coop.exchange(coop.this_warp(), items, mode="blocked_to_striped")
+    dst[gtid] += out[0]""")
+    assert reduce_only == smem_reduce_bytes(24, 4, 4) and exchange_only > 0
+    assert both == reduce_only + exchange_only
+
+
+def test_gpu_partial_run_ahead_kernel_compiles():
+    types = numba_types()
+    k = module_from_source(gpu.PARTIAL_RUN_AHEAD_SOURCE.replace("WIDTH", "24")).kernel
+    kb = compile_cubin(k, (types.int32[::1], types.int32[:, ::1], types.int32[::1]), cc=(9, 0), block=96)
+    assert_inlined(kb)

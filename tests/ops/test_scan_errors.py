@@ -284,3 +284,24 @@ def test_stateful_function_takes_a_functor_class_and_checks_its_call():
         qualified.StatefulFunction(Binary, np.int64)
     with pytest.raises(coop.InvalidArgumentTypeError, match="staticmethod"):
         qualified.StatefulFunction(Static, np.int64)
+
+
+@pytest.mark.parametrize("call", [
+    "coop.inclusive_sum(group, src[0])",
+    "coop.exchange(group, items, mode='blocked_to_striped')",
+    "coop.shuffle(group, src[0], distance=1)",
+])
+def test_a_width_that_does_not_divide_32_is_for_reductions_only(call):
+    """Widths 17..31 (exhaustive=False) are logical warps of reduce and sum only."""
+    info, module = compile_body(f"""
+        group = coop.this_warp().group_by(24, exhaustive=False)
+        items = coop.ThreadData(4, dtype=np.int32)
+        for i in range(4):
+            items[i] = src[i]
+        r = {call}
+    """)
+    # shuffle takes no logical warp at all (InvalidGroupError); scans and exchanges take
+    # power-of-two widths (InvalidGroupWidthError).
+    assert isinstance(info.value, (coop.InvalidGroupWidthError, coop.InvalidGroupError)), type(info.value)
+    assert "24" in str(info.value)
+    assert_points_at_user_line(info, module, call.split("(")[0])

@@ -25,6 +25,9 @@ __all__ = [
     "NonConstantArgumentError",
     "UnknownBlockDimensionError",
     "UnsupportedBlockShapeError",
+    "ClusterLaunchRequiredError",
+    "UnsupportedClusterShapeError",
+    "UnsupportedComputeCapabilityError",
     "UnsupportedDtypeError",
     "DtypeMismatchError",
     "UnknownDtypeError",
@@ -93,6 +96,18 @@ class UnknownBlockDimensionError(CoopError, RuntimeError):
 
 class UnsupportedBlockShapeError(CoopError, ValueError):
     """The launch block shape does not meet an operation's requirement."""
+
+
+class ClusterLaunchRequiredError(CoopError, RuntimeError):
+    """A cluster operation is compiled for a launch without a thread-block cluster shape."""
+
+
+class UnsupportedClusterShapeError(CoopError, ValueError):
+    """The launch's cluster shape does not fit the grid or the portable cluster size."""
+
+
+class UnsupportedComputeCapabilityError(CoopError, ValueError):
+    """An operation needs a newer GPU than the compile target (e.g. clusters need 9.0)."""
 
 
 class UnsupportedDtypeError(CoopError, TypeError):

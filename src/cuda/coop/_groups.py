@@ -3,7 +3,10 @@
 Groups are compile-time descriptors.  ``this_block()`` is the whole thread block
 (its shape comes from the launch configuration, never from arguments);
 ``this_warp()`` is the 32-lane hardware warp; ``this_warp().group_by(w)`` splits
-each warp into logical warps of ``w`` consecutive lanes; ``this_block().group_by(n)``
+each warp into logical warps of ``w`` consecutive lanes (``w`` = 1, 2, 4, 8, 16, 32),
+and ``this_warp().group_by(w, exhaustive=False)`` with ``w`` from 17 to 31 makes one
+*partial* logical warp per warp, lanes ``0 .. w-1`` (taken by ``coop.reduce`` and
+``coop.sum`` only: CUB's WarpReduce runs one such group per warp); ``this_block().group_by(n)``
 splits the block into groups of ``n`` consecutive warps.  ``this_thread()`` is the
 calling thread alone; ``this_grid()`` and ``this_cluster()`` describe the launch
 (their ``rank``/``count`` queries work; no cooperative operation runs over them).
@@ -15,13 +18,25 @@ Inside a kernel every group has ``rank(level=None)``, ``count(level=None)``,
 
 from __future__ import annotations
 
-from ._errors import InvalidGroupWidthError
+from ._errors import InvalidArgumentTypeError, InvalidGroupWidthError
 from ._kernel_api import kernel_function
 
 __all__ = ["ThreadGroup", "BlockGroup", "WarpGroup", "WarpsGroup", "SingleThreadGroup", "GridGroup", "ClusterGroup",
-           "this_block", "this_warp", "this_thread", "this_grid", "this_cluster", "LOGICAL_WARP_WIDTHS"]
+           "this_block", "this_warp", "this_thread", "this_grid", "this_cluster", "LOGICAL_WARP_WIDTHS",
+           "PARTIAL_WARP_WIDTHS", "is_partial_warp_width"]
 
+# Widths that tile the 32-lane warp: every lane is a member of one logical warp.
 LOGICAL_WARP_WIDTHS = (1, 2, 4, 8, 16, 32)
+# Non-power-of-two widths: one logical warp of lanes 0..w-1 per warp, lanes w..31 are not
+# members (exhaustive=False).  CUB's WarpReduce handles a non-power-of-two LOGICAL_WARP_THREADS
+# through shared memory with the member mask of lanes 0..w-1 whatever the lane, so a warp can
+# hold only one such group: widths above 16.  Only coop.reduce and coop.sum take these groups.
+PARTIAL_WARP_WIDTHS = tuple(range(17, 32))
+
+
+def is_partial_warp_width(width: int) -> bool:
+    """Whether a logical warp of ``width`` lanes leaves lanes of its warp out (17..31)."""
+    return 32 % width != 0
 
 
 class ThreadGroup:
@@ -95,12 +110,16 @@ class ClusterGroup(ThreadGroup):
 
 
 class WarpGroup(ThreadGroup):
-    """A hardware warp (``width == 32``) or a logical warp of ``width`` lanes."""
+    """A hardware warp (``width == 32``) or a logical warp of ``width`` lanes.
+
+    A width from 17 to 31 (``group_by(width, exhaustive=False)``) is a *partial* logical
+    warp: lanes ``0 .. width-1`` of each warp are its members, lanes ``width .. 31`` are not.
+    """
 
     kind = "warp"
 
-    def __init__(self, width: int = 32):
-        self.width = check_warp_width(width)
+    def __init__(self, width: int = 32, *, exhaustive: bool = True):
+        self.width = check_warp_width(width, exhaustive=exhaustive)
 
     def _key(self):
         return (self.width,)
@@ -109,21 +128,39 @@ class WarpGroup(ThreadGroup):
     def is_logical(self) -> bool:
         return self.width != 32
 
+    @property
+    def is_partial(self) -> bool:
+        """Whether lanes ``width .. 31`` of each warp are not members (widths 17..31)."""
+        return is_partial_warp_width(self.width)
+
     def group_by(self, width: int, *, exhaustive: bool = True) -> "WarpGroup":
         """Split each warp into logical warps of ``width`` consecutive lanes.
 
-        ``exhaustive`` is accepted for NVIDIA's spelling; power-of-two widths
-        always cover the whole warp.
+        ``width`` is 1, 2, 4, 8, 16 or 32: the logical warps tile the warp, and
+        ``exhaustive`` (NVIDIA's spelling) may be either value.  ``width`` from 17
+        to 31 needs ``exhaustive=False``: lanes ``0 .. width-1`` form the one logical
+        warp of each warp and lanes ``width .. 31`` are not members (``is_member()``
+        is False there).  Only ``coop.reduce`` and ``coop.sum`` take such a group;
+        guard the call with ``if group.is_member():``.
         """
         if self.width != 32:
             raise InvalidGroupWidthError(
                 f"group_by(): the group is already a logical warp of width {self.width}; "
                 "call group_by() on coop.this_warp()"
             )
-        return WarpGroup(width)
+        if not isinstance(exhaustive, bool):
+            raise InvalidArgumentTypeError(
+                f"coop.this_warp().group_by(): exhaustive={exhaustive!r} is not a bool; pass "
+                "exhaustive=True or exhaustive=False"
+            )
+        return WarpGroup(width, exhaustive=exhaustive)
 
     def __repr__(self):
-        return "coop.this_warp()" if self.width == 32 else f"coop.this_warp().group_by({self.width})"
+        if self.width == 32:
+            return "coop.this_warp()"
+        if self.is_partial:
+            return f"coop.this_warp().group_by({self.width}, exhaustive=False)"
+        return f"coop.this_warp().group_by({self.width})"
 
 
 MAX_WARPS_PER_BLOCK = 32  # 1024 threads
@@ -138,13 +175,37 @@ def check_warps_per_group(warps) -> int:
     return warps
 
 
-def check_warp_width(width) -> int:
-    if isinstance(width, bool) or not isinstance(width, int) or width not in LOGICAL_WARP_WIDTHS:
-        raise InvalidGroupWidthError(
-            f"coop.this_warp().group_by(): width={width!r} is not a logical warp width; use one of "
-            f"{', '.join(map(str, LOGICAL_WARP_WIDTHS))}"
-        )
-    return width
+_WIDTH_CHOICES = (f"use one of {', '.join(map(str, LOGICAL_WARP_WIDTHS))}, or a width from "
+                  f"{PARTIAL_WARP_WIDTHS[0]} to {PARTIAL_WARP_WIDTHS[-1]} with exhaustive=False (one partial "
+                  "logical warp of lanes 0..width-1 per warp, taken by coop.reduce and coop.sum only)")
+
+
+def check_warp_width(width, *, exhaustive: bool = True) -> int:
+    """``width`` when ``group_by(width, exhaustive=exhaustive)`` describes a supported logical warp."""
+    call = "coop.this_warp().group_by()"
+    if isinstance(width, bool) or not isinstance(width, int):
+        raise InvalidGroupWidthError(f"{call}: width={width!r} is not a logical warp width; {_WIDTH_CHOICES}")
+    if width in LOGICAL_WARP_WIDTHS:
+        return width
+    if width in PARTIAL_WARP_WIDTHS:
+        if exhaustive:
+            raise InvalidGroupWidthError(
+                f"{call}: width={width} does not divide the 32-lane warp, so exhaustive=True (the default) "
+                f"cannot hold; non-power-of-two widths need exhaustive=False: pass group_by({width}, "
+                f"exhaustive=False) for one logical warp of lanes 0..{width - 1} per warp (lanes {width}..31 "
+                "are not members; guard the call with `if group.is_member():`), taken by coop.reduce and "
+                "coop.sum only; or use one of 1, 2, 4, 8, 16, 32"
+            )
+        return width
+    why = ""
+    if 2 < width < PARTIAL_WARP_WIDTHS[0]:
+        # e.g. 12: two logical warps (lanes 0..11, 12..23) would share a warp, and CUB's
+        # non-power-of-two WarpReduce gives every lane the member mask of lanes 0..width-1.
+        why = (f" (a non-power-of-two width below {PARTIAL_WARP_WIDTHS[0]} would put two logical warps in "
+               "one warp, which CUB's WarpReduce does not support)")
+    raise InvalidGroupWidthError(
+        f"{call}: width={width!r} is not a logical warp width{why}; {_WIDTH_CHOICES}"
+    )
 
 
 @kernel_function(host_callable=True)

@@ -23,7 +23,7 @@ from .. import _env
 from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
-from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, Provider, render_translation_unit
+from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, render_translation_unit
 from .toolchain import toolchain
 
 __all__ = ["BuildResult", "build_providers", "NVRTC_OPTIONS", "arch_for_cc"]
@@ -175,6 +175,9 @@ def _maybe_dump(key: str, source: str) -> None:
 
 
 def _nvrtc_compile(source: str, options, key: str) -> bytes:
+    # NVRTC through cuda.bindings, not cuda.core's Program: Program takes no in-memory
+    # headers (the compat header would have to be written to disk for every process)
+    # and no PCH heap size (_PchState sets it), both of which this compile needs.
     from cuda.bindings import nvrtc
 
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"cuda_coop_{key[:16]}.cu".encode(), 1,
@@ -236,26 +239,17 @@ def _parse_layouts(ptx: str) -> dict:
 
 def _read_layouts(ltoir: bytes, arch: str, symbols) -> dict:
     """Link the LTO-IR alone to PTX and read the ``_layout`` constants."""
-    from cuda.bindings import nvjitlink
+    from cuda.core import Linker, LinkerOptions, ObjectCode
 
-    handle = nvjitlink.create(3, [f"-arch={arch}", "-lto", "-ptx"])
+    # cuda.core's Linker takes nvJitLink when it is loadable (always, with cuda-coop's
+    # pinned toolkit) and asks no driver, so this works on machines without a GPU.
+    options = LinkerOptions(arch=arch, link_time_optimization=True, ptx=True)
     try:
-        nvjitlink.add_data(handle, nvjitlink.InputType.LTOIR, ltoir, len(ltoir), "cuda_coop")
-        try:
-            nvjitlink.complete(handle)
-        except Exception as exc:
-            size = nvjitlink.get_error_log_size(handle)
-            log = bytearray(size)
-            nvjitlink.get_error_log(handle, log)
-            raise ProviderCompileError(
-                f"nvJitLink could not read back provider layouts ({exc}); this is a cuda-coop bug:\n"
-                + log.decode(errors="replace")
-            ) from None
-        size = nvjitlink.get_linked_ptx_size(handle)
-        ptx = bytearray(size)
-        nvjitlink.get_linked_ptx(handle, ptx)
-    finally:
-        nvjitlink.destroy(handle)
+        ptx = Linker(ObjectCode.from_ltoir(ltoir, name="cuda_coop"), options=options).link("ptx").code
+    except Exception as exc:
+        raise ProviderCompileError(
+            f"nvJitLink could not read back provider layouts; this is a cuda-coop bug:\n{exc}"
+        ) from None
     found = _parse_layouts(ptx.decode(errors="replace"))
     missing = [s for s in symbols if s not in found]
     if missing:
@@ -264,6 +258,3 @@ def _read_layouts(ltoir: bytes, arch: str, symbols) -> dict:
         )
     return {s: found[s] for s in symbols}
 
-
-def provider_summary(providers: list[Provider]) -> str:
-    return ", ".join(p.symbol for p in providers)

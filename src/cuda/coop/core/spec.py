@@ -44,6 +44,12 @@ class GroupArg:
     width: int = 0
 
     @property
+    def is_partial_warp(self) -> bool:
+        """A logical warp whose width does not divide 32 (17..31): lanes ``0 .. width-1`` of each
+        warp are its members, the other lanes take no part in its calls."""
+        return self.kind == "warp" and 32 % self.width != 0
+
+    @property
     def label(self) -> str:
         if self.kind == "block":
             return "coop.this_block()"
@@ -51,6 +57,8 @@ class GroupArg:
             return f"coop.this_block().group_by({self.width})"
         if self.kind in ("thread", "grid", "cluster"):
             return f"coop.this_{self.kind}()"
+        if self.is_partial_warp:
+            return f"coop.this_warp().group_by({self.width}, exhaustive=False)"
         return "coop.this_warp()" if self.width == 32 else f"coop.this_warp().group_by({self.width})"
 
 
@@ -318,10 +326,22 @@ class LaunchFacts:
 
     block: tuple  # (x, y, z)
     cc: tuple  # (major, minor)
+    grid: tuple | None = None  # (x, y, z) blocks; None: not known (no launch)
+    # (x, y, z) blocks per thread-block cluster; None: the launch names no cluster
+    # (``kernel[grid, block]``; every block is then a cluster of one on CC >= 9.0).
+    cluster: tuple | None = None
 
     @property
     def block_threads(self) -> int:
         x, y, z = self.block
+        return x * y * z
+
+    @property
+    def cluster_blocks(self) -> int:
+        """Blocks per cluster (1 when the launch names no cluster)."""
+        if self.cluster is None:
+            return 1
+        x, y, z = self.cluster
         return x * y * z
 
 

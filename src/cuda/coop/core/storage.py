@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from .._errors import SharedMemoryLimitError, TempStorageError
 from .spec import TempStorageArg
 
-__all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "STATIC_SHARED_LIMIT",
-           "DYNAMIC_ALIGNMENT", "OPTIN_SHARED_LIMITS", "MAX_SHARED_LIMIT", "optin_shared_limit"]
+__all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "is_partial_warp",
+           "STATIC_SHARED_LIMIT", "DYNAMIC_ALIGNMENT", "OPTIN_SHARED_LIMITS", "MAX_SHARED_LIMIT", "optin_shared_limit"]
 
 # Static __shared__ is limited to 48 KiB per block (ptxas refuses more).
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -118,10 +118,16 @@ def _round_up(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
+def is_partial_warp(width: int) -> bool:
+    """A per-warp use whose logical warp (width 17..31) leaves lanes of each warp out."""
+    return bool(width) and 32 % width != 0
+
+
 def mixed_warp_widths(widths) -> bool:
     """Whether per-warp calls of different widths share the implicit region (their barriers
-    must then cover the whole hardware warp)."""
-    return len({w for w in widths if w}) > 1
+    must then cover the whole hardware warp).  Partial logical warps have slices of their
+    own and do not count."""
+    return len({w for w in widths if w and not is_partial_warp(w)}) > 1
 
 
 def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_bytes: int = 0,
@@ -138,12 +144,17 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
     explicit_sites: dict[int, TempStorageArg] = {}
     block_size = block_align = 0
     warp_chunk, warp_align, hardware_warps = 0, 1, 0
-    block_calls, warp_calls = [], []
+    block_calls, warp_calls, partial_uses = [], [], []
     for use in uses:
         if use.temp_storage is None:
             region = regions.setdefault(implicit_name, Region(implicit_name))
             region.users.append(use.label)
-            if use.width:
+            if is_partial_warp(use.width):
+                # Lanes width..31 take no part in a partial logical warp's call and may run
+                # ahead into the next call while lanes 0..width-1 still use this scratch: no
+                # barrier can order them, so the call gets a slice no other call overlaps.
+                partial_uses.append(use)
+            elif use.width:
                 warp_chunk = max(warp_chunk, use.chunk)
                 warp_align = max(warp_align, use.instance_align)
                 hardware_warps = max(hardware_warps, use.hardware_warps)
@@ -178,6 +189,11 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
             placement[call] = (implicit_name, offset, chunk)
         region.size = offset + chunk * hardware_warps if warp_calls else block_size
         region.align = max(1, block_align, warp_align if warp_calls else 1)
+        for use in partial_uses:
+            offset = _round_up(region.size, use.instance_align)
+            placement[use.call] = (implicit_name, offset, use.chunk)
+            region.size = offset + use.chunk * use.hardware_warps
+            region.align = max(region.align, use.instance_align)
     for site, ts in explicit_sites.items():
         region = regions[region_name_for_site(site)]
         if ts.size_in_bytes is not None:

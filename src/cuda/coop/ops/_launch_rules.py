@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .._errors import UnsupportedBlockShapeError
+from .._errors import UnsupportedBlockShapeError, UnsupportedClusterShapeError, UnsupportedComputeCapabilityError
 from ..core.spec import CallPlan, LaunchFacts
 
-__all__ = ["check_whole_warps"]
+__all__ = ["check_whole_warps", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
 
 
 def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -16,4 +16,46 @@ def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
         raise UnsupportedBlockShapeError(
             f"{plan.call}: group={g.label} needs the block's thread count to be a multiple of 32, "
             f"but the launch block {launch.block} has {threads} threads; launch whole warps"
+        )
+
+
+# Thread-block clusters: compute capability 9.0 (Hopper) and later.  A launch may
+# name at most 8 blocks per cluster ("portable" size); more needs the kernel
+# attribute cudaFuncAttributeNonPortableClusterSizeAllowed, which numba-cuda-mlir
+# 0.6 does not set, so such a launch would fail in the driver.
+CLUSTER_MIN_CC = (9, 0)
+MAX_PORTABLE_CLUSTER_BLOCKS = 8
+
+
+def check_cluster_launch(plan: CallPlan, launch: LaunchFacts) -> None:
+    """A cluster-group call: a CC 9.0+ target and a cluster shape that tiles the grid.
+
+    A launch without a cluster shape is reported by the backend, which knows how its
+    launches name one (``ClusterLaunchRequiredError``).
+    """
+    g = plan.group
+    if g.kind != "cluster":
+        return
+    if tuple(launch.cc) < CLUSTER_MIN_CC:
+        raise UnsupportedComputeCapabilityError(
+            f"{plan.call}: group={g.label} needs compute capability "
+            f"{CLUSTER_MIN_CC[0]}.{CLUSTER_MIN_CC[1]} or later (thread-block clusters), but the kernel is "
+            f"compiled for sm_{launch.cc[0]}{launch.cc[1]}; compile it for sm_90 or later, or reduce "
+            "over coop.this_block() and combine the block results yourself"
+        )
+    if launch.cluster is None:
+        return
+    blocks = launch.cluster_blocks
+    if blocks > MAX_PORTABLE_CLUSTER_BLOCKS:
+        raise UnsupportedClusterShapeError(
+            f"{plan.call}: group={g.label} with the launch cluster {launch.cluster} ({blocks} blocks) is above "
+            f"the portable cluster size of {MAX_PORTABLE_CLUSTER_BLOCKS} blocks, which is the most a launch "
+            f"without the non-portable cluster attribute may use; launch at most {MAX_PORTABLE_CLUSTER_BLOCKS} "
+            "blocks per cluster"
+        )
+    if launch.grid is not None and any(n % c for n, c in zip(launch.grid, launch.cluster)):
+        raise UnsupportedClusterShapeError(
+            f"{plan.call}: group={g.label}: the launch grid {launch.grid} is not a whole number of clusters "
+            f"{launch.cluster} in every dimension, so the driver would refuse the launch; make each grid "
+            "dimension a multiple of the cluster's"
         )

@@ -17,6 +17,7 @@ from .._errors import (
     InvalidArgumentTypeError,
     InvalidArgumentValueError,
     InvalidGroupError,
+    InvalidGroupWidthError,
     InvalidOperatorError,
     MissingArgumentError,
     NonConstantArgumentError,
@@ -66,7 +67,12 @@ def _choices(names) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
+def require_group(call: str, group, kinds=("block", "warp"), *, partial_warps: bool = False) -> GroupArg:
+    """The group operand, of one of ``kinds``.
+
+    ``partial_warps``: the operation takes a partial logical warp
+    (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31); only reduce and sum do.
+    """
     if not isinstance(group, GroupArg):
         raise InvalidGroupError(
             f"{call}: group={describe(group)} is not a cooperative group; pass "
@@ -75,11 +81,18 @@ def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
         )
     if group.kind not in kinds:
         allowed = {"block": "coop.this_block()", "warp": "coop.this_warp() (or a logical warp)",
-                   "thread": "coop.this_thread()", "warps": "coop.this_block().group_by(n)"}
+                   "thread": "coop.this_thread()", "warps": "coop.this_block().group_by(n)",
+                   "cluster": "coop.this_cluster()"}
         why = _GROUP_LIMITS.get(group.kind, "")
         raise InvalidGroupError(
             f"{call}: group={group.label} is not supported{why}; use "
             + " or ".join(allowed[k] for k in kinds)
+        )
+    if group.is_partial_warp and not partial_warps:
+        raise InvalidGroupWidthError(
+            f"{call}: group={group.label} is a non-power-of-two logical warp, which only coop.reduce() "
+            "and coop.sum() take (CUB's WarpReduce is the one warp collective that runs a partial "
+            "logical warp); use a logical warp width of 1, 2, 4, 8, 16 or 32"
         )
     return group
 
@@ -87,8 +100,8 @@ def require_group(call: str, group, kinds=("block", "warp")) -> GroupArg:
 _GROUP_LIMITS = {
     "grid": " (no cooperative operation runs over a whole grid: it would need a grid-wide barrier "
             "and workspace; work per block and combine the block results, e.g. with cuda.atomic.add)",
-    "cluster": " (thread-block clusters are a descriptor in cuda-coop: rank()/count() work, no "
-               "operation runs over a cluster)",
+    "cluster": " (of the operations, only coop.reduce() and coop.sum() run over a thread-block "
+               "cluster)",
     "thread": " (one thread has nothing to cooperate on here; reduce/sum fold its own items)",
     "warps": " (groups of warps are taken by reduce and sum only)",
 }
@@ -328,7 +341,8 @@ def optional_temp_storage(call: str, arg, group: GroupArg, *, warp_allowed=False
             f"{call}: temp_storage={describe(arg)} is not a coop.TempStorage; pass one created in the "
             "kernel, e.g. temp_storage=coop.TempStorage()"
         )
-    if group.kind != "block" and not warp_allowed:
+    # A cluster reduction's scratch is block scratch: each block holds its own copy.
+    if group.kind not in ("block", "cluster") and not warp_allowed:
         raise TempStorageError(
             f"{call}: temp_storage= is not accepted for group={group.label}; warp operations own "
             "their scratch (one slice per warp); remove temp_storage="

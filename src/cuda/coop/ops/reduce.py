@@ -2,7 +2,10 @@
 
 ``reduce`` and ``sum`` combine one value (a scalar) or every item of a
 ThreadData per member of a block, a warp or a logical warp, with CUB's
-``BlockReduce`` / ``WarpReduce``.  ``reduce_batched`` reduces B independent
+``BlockReduce`` / ``WarpReduce``.  They alone also take a *partial* logical
+warp, ``this_warp().group_by(w, exhaustive=False)`` with ``w`` from 17 to 31:
+CUB's ``WarpReduce<T, w>`` reduces lanes ``0 .. w-1`` of each warp through
+shared memory (``WarpReduceSmem``), one such group per warp.  ``reduce_batched`` reduces B independent
 batches across a warp in O(B) shuffle steps; no CCCL release that cuda-coop
 supports (2.8, 3.0) ships a batched warp reduction, so the generated C++ holds
 our own (see :func:`_batched_cpp`).
@@ -29,7 +32,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_whole_warps
+from ._launch_rules import check_cluster_launch, check_whole_warps
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -88,6 +91,8 @@ ALGORITHMS = {
     "warp": {},  # CUB's WarpReduce has one (shuffle-based) algorithm and needs no scratch
 }
 DEFAULT_ALGORITHM = "warp_reductions"
+# A cluster reduction reduces each block with CUB's BlockReduce first: the block table.
+_ALGORITHM_TABLES = {**ALGORITHMS, "cluster": ALGORITHMS["block"]}
 
 HEADERS = (
     "cub/block/block_reduce.cuh",
@@ -121,11 +126,17 @@ _RESULT_DOC = """Returns
     a block adds one ``__syncthreads`` and a word of shared memory, a warp one
     shuffle).  With ``broadcast=False`` the result is defined only in the
     group's first member: thread 0 of the block (linear rank
-    ``x + bx*(y + by*z)``), lane 0 of each warp or logical warp; that is CUB's
-    own contract and costs nothing extra.
+    ``x + bx*(y + by*z)``), lane 0 of each warp or logical warp, thread 0 of
+    block 0 of the cluster; that is CUB's own contract and costs nothing extra.
 
     Every member of the group must call it (no early ``return``; do not wrap it
-    in ``if tid < n``: use ``valid_items``).  Block reductions use shared memory
+    in ``if tid < n``: use ``valid_items``).  A partial logical warp
+    (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31) is the exception
+    that proves the rule: its members are lanes ``0 .. w-1`` of each warp, all
+    of which must call; lanes ``w .. 31`` are not members and should skip the
+    call (``if group.is_member():``).  A non-member that calls anyway takes no
+    part, waits for nobody and gets an unspecified value.  The result is
+    defined in lane 0 of each warp, or in lanes ``0 .. w-1`` with ``broadcast``.  Block reductions use shared memory
     and end with ``__syncthreads()`` when a later call may reuse the scratch
     (:ref:`temp-storage`; not with a ``temp_storage`` that has
     ``auto_sync=False``, when the storage may be reused only after your own
@@ -140,8 +151,16 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
 
     Parameters
     ----------
-    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width)
-        Each (logical) warp reduces its own members.
+    group : coop.this_block() | coop.this_warp() | coop.this_warp().group_by(width) | coop.this_cluster()
+        Each (logical) warp reduces its own members.  ``width`` is 1, 2, 4, 8,
+        16, 32, or 17 to 31 with ``exhaustive=False``: then lanes ``0 .. width-1``
+        of each warp are the one logical warp of that warp, and lanes
+        ``width .. 31`` are not members (guard the call with
+        ``if group.is_member():``).  Also ``coop.this_block().group_by(n)`` (``n``
+        warps) and ``coop.this_thread()`` (its own items).  ``coop.this_cluster()``
+        reduces over every thread of every block of a thread-block cluster
+        (compute capability 9.0+, a launch with a cluster shape; see
+        :ref:`cluster-reduce`).
     value : scalar or coop.ThreadData
         A payload contributes all its items, in blocked order (member ``r``
         holds tile items ``r*K .. r*K+K-1``).
@@ -156,9 +175,10 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
         Only the first ``valid_items`` items of the group's tile contribute
         (``1 <= valid_items``; a value of at least the tile size means the whole
         tile).  Compile-time values are checked; a run-time value below 1
-        gives an unspecified result.
+        gives an unspecified result.  Not taken by a cluster.
     algorithm : {"warp_reductions", "raking", "raking_commutative_only"}, optional
-        Block groups only (CUB ``BLOCK_REDUCE_*``); default ``"warp_reductions"``.
+        Block groups, and the per-block stage of a cluster (CUB
+        ``BLOCK_REDUCE_*``); default ``"warp_reductions"``.
         ``"raking_commutative_only"`` needs a commutative operator (all
         built-in ones are).
     broadcast : bool
@@ -166,7 +186,7 @@ def reduce(group, value, /, *, binary_op="sum", valid_items=None, algorithm=None
         group's first member does (CUB's root-only path, no extra barrier).
         A compile-time constant.
     temp_storage : coop.TempStorage, optional
-        Scratch of a block reduction (warp reductions need none).
+        Scratch of a block or cluster reduction (warp reductions need none).
 
     {result}
     """
@@ -233,7 +253,7 @@ include_doc(sum, result=_RESULT_DOC)
 class ReduceParams:
     """The identity of one generated reduce/sum provider."""
 
-    kind: str  # the group kind: "block", "warp", "warps" or "thread"
+    kind: str  # the group kind: "block", "warp", "warps", "thread" or "cluster"
     width: int  # logical warp width, or warps per group for "warps" (0 for a block)
     dtype: str  # value dtype name
     value_passing: str  # "payload" or "value" (a scalar)
@@ -258,6 +278,7 @@ class ReduceBatchedParams:
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     check_whole_warps(plan, launch)
+    check_cluster_launch(plan, launch)
     threads = launch.block_threads
     g = plan.group
     if g.kind == "block" and plan.op != "reduce_batched":
@@ -319,15 +340,24 @@ def static_valid_items(call: str, arg, tile: int | None):
 
 def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broadcast, temp_storage):
     call = f"coop.{op_name}()"
-    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread"))
+    g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread", "cluster"), partial_warps=True)
     dtype, items, passing = value_operand(call, value)
     if op_name == "sum":
         op = "sum"
     else:
         op = choose_binary_op(call, "binary_op", binary_op, dtype, default="sum")
-    if g.kind == "block":
-        algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, DEFAULT_ALGORITHM)
+    if g.kind in ("block", "cluster"):
+        algo = v.choose_algorithm(call, algorithm, g, _ALGORITHM_TABLES, DEFAULT_ALGORITHM)
         tile = None
+        if g.kind == "cluster" and v.is_given(valid_items):
+            # A prefix of the cluster tile leaves whole blocks without a contribution,
+            # and the partial exchange has no "no value" slot.
+            raise ConflictingArgumentsError(
+                f"{call}: valid_items={describe(valid_items)} is not taken by group={g.label} (every "
+                "thread of every block of the cluster contributes); remove valid_items= and give "
+                "the threads past the end the operator's identity (0 for a sum), or reduce over "
+                "coop.this_block()"
+            )
     elif g.kind in ("warps", "thread"):
         for label, arg in (("algorithm", algorithm), ("valid_items", valid_items)):
             if v.is_given(arg):
@@ -354,7 +384,15 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     if has_vi:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
     operands.append(AbiOperand("result", "out", dtype, "result"))
-    storage = StorageNeed(per="block") if g.kind in ("block", "warps") else None
+    if g.kind in ("block", "warps", "cluster"):
+        storage = StorageNeed(per="block")
+    elif g.is_partial_warp:
+        # CUB's non-power-of-two WarpReduce (WarpReduceSmem) passes values through shared
+        # memory: 1.5 logical warps of T and of flags, one instance per warp (core.storage
+        # gives a partial logical warp a slice no other call overlaps).
+        storage = StorageNeed(per="logical_warp", width=g.width)
+    else:
+        storage = None
     return CallPlan(
         op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
         storage=storage, temp_storage="temp_storage" if ts is not None else None,
@@ -409,6 +447,8 @@ def warp_mask_expr(width: int) -> str:
     """The member mask of the calling thread's logical warp (exact: siblings may diverge)."""
     if width == 32:
         return "0xffffffffu"
+    if 32 % width:
+        return f"{(1 << width) - 1:#x}u"  # a partial logical warp: lanes 0..width-1 of each warp
     return f"(((1u << {width}) - 1u) << ((linear_tid % 32u) / {width}u * {width}u))"
 
 
@@ -436,8 +476,11 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append("const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);")
     else:
         body.append("const T in[1] = {scalar};")
+    prologue = len(body)  # the operator and the input view: every lane declares them
     if kind in ("thread", "warps"):
         return _generate_thread_or_warps(plan, decls, body, kind, width, is_sum, bcast)
+    if kind == "cluster":
+        return _generate_cluster(launch, decls, body, ALGORITHMS["block"][algo_name], is_sum, bcast)
     if kind == "block":
         algo = ALGORITHMS["block"][algo_name]
         decls.append(f"using Reduce = cub::BlockReduce<T, BLOCK_X, {algo.cub}, BLOCK_Y, BLOCK_Z>;")
@@ -453,9 +496,17 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         rank, tile = "linear_tid", "BLOCK_THREADS * IPT"
     else:
         decls.append(f"using Reduce = cub::WarpReduce<T, {width}>;")
-        # Power-of-two logical warps reduce with shuffles: CUB's TempStorage is empty.
-        body.append("typename Reduce::TempStorage unused_storage; Reduce reducer(unused_storage);")
-        rank, tile = f"(linear_tid % {width}u)", f"{width} * IPT"
+        if 32 % width:
+            # A partial logical warp (17..31 lanes): CUB's WarpReduceSmem works in shared
+            # memory with the member mask of lanes 0..width-1, whatever the calling lane.
+            decls.append("using TempStorage = typename Reduce::TempStorage;")
+            body.append("Reduce reducer(*static_cast<TempStorage*>(temp));")
+            rank = "(linear_tid % 32u)"
+        else:
+            # Power-of-two logical warps reduce with shuffles: CUB's TempStorage is empty.
+            body.append("typename Reduce::TempStorage unused_storage; Reduce reducer(unused_storage);")
+            rank = f"(linear_tid % {width}u)"
+        tile = f"{width} * IPT"
     cub_call = "reducer.Sum(partial)" if is_sum else f"reducer.Reduce(partial, {cub_op})"
     # Each member folds its own items (blocked order) before CUB combines the members.
     full = thread_reduce_cpp("op", "in", "partial") + f"\nr = {cub_call};"
@@ -476,10 +527,28 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     if bcast:
         if kind == "block":
             body.append("if (linear_tid == 0) ts.result = r;\n__syncthreads();\nr = ts.result;")
+        elif 32 % width:
+            # From lane 0 of the warp to lanes 0..width-1 (a 32-lane shuffle within the mask).
+            body.append(f"r = cub::ShuffleIndex<32>(r, 0, {warp_mask_expr(width)});")
         else:
             body.append(f"r = cub::ShuffleIndex<{width}>(r, 0, {warp_mask_expr(width)});")
     body.append("result[0] = r;")
+    if kind == "warp" and 32 % width:
+        body = _members_only(body, width, prologue)
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _members_only(body: list, width: int, prologue: int) -> list:
+    """Run the reduction in lanes 0..width-1 only.
+
+    Lanes ``width .. 31`` are not members of a partial logical warp: in CUB's
+    WarpReduceSmem they would share the members' slots (``lane % width``) and mask.
+    The documented call sits under ``if group.is_member():``; a non-member that
+    calls anyway gets its first item (unspecified by contract) and takes no part.
+    """
+    rest = "\n".join(body[prologue:])
+    return body[:prologue] + [f"if ((linear_tid % 32u) < {width}u) {{\n{_indent(rest)}\n}} else {{\n"
+                   "  result[0] = in[0];\n}"]
 
 
 def _generate_thread_or_warps(plan, decls, body, kind, warps, is_sum, bcast) -> CppProvider:
@@ -506,6 +575,45 @@ def _generate_thread_or_warps(plan, decls, body, kind, warps, is_sum, bcast) -> 
             "r = op(r, totals[w]);")
     body.append(fold if bcast else f"if (linear_tid % (32u * WARPS) == 0) {{\n{_indent(fold)}\n}}")
     body.append("result[0] = r;")
+    return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+def _generate_cluster(launch: LaunchFacts, decls, body, algo: AlgorithmSpec, is_sum, bcast) -> CppProvider:
+    """Each block reduces with CUB's BlockReduce; the blocks then exchange their partials
+    through distributed shared memory (CC 9.0+) and fold them in block-rank order.
+
+    Thread 0 of every block stores its block's partial into slot ``block_rank`` of
+    the ``partials`` array of every block of the cluster (``broadcast=False``: of
+    block 0 only), between two cluster barriers: the first guarantees that every
+    block has started (its shared memory exists) and finished its earlier uses of
+    this scratch; the second (release/acquire) makes the stores visible.  Each
+    block then folds its local copy in rank order, so every block computes the
+    same value from the same operands in the same order (bitwise equal, floats
+    included), and no block reads another block's memory after the second
+    barrier: a block may exit as soon as it has its result.
+    """
+    decls += [
+        f"using Reduce = cub::BlockReduce<T, BLOCK_X, {algo.cub}, BLOCK_Y, BLOCK_Z>;",
+        f"constexpr unsigned CLUSTER_BLOCKS = {launch.cluster_blocks};",
+        "struct TempStorage { typename Reduce::TempStorage cub; T partials[CLUSTER_BLOCKS]; };",
+    ]
+    cub_call = "Reduce(ts.cub).Sum(partial)" if is_sum else "Reduce(ts.cub).Reduce(partial, op)"
+    remote = "static_cast<T*>(__cluster_map_shared_rank(static_cast<void*>(ts.partials), {}))[block_rank] = r;"
+    exchange = (f"for (unsigned b = 0; b < CLUSTER_BLOCKS; ++b) {remote.format('b')}" if bcast
+                else remote.format("0u"))
+    fold = ("r = ts.partials[0];\n#pragma unroll\n"
+            "for (unsigned b = 1; b < CLUSTER_BLOCKS; ++b) r = op(r, ts.partials[b]);")
+    body += [
+        "TempStorage& ts = *static_cast<TempStorage*>(temp);",
+        thread_reduce_cpp("op", "in", "partial"),
+        f"T r = {cub_call};  // the block's partial, in thread 0",
+        "const unsigned block_rank = __clusterRelativeBlockRank();",
+        "__cluster_barrier_arrive();\n__cluster_barrier_wait();",
+        f"if (linear_tid == 0) {{\n{_indent(exchange)}\n}}",
+        "__cluster_barrier_arrive();\n__cluster_barrier_wait();",
+        fold if bcast else f"if (block_rank == 0 && linear_tid == 0) {{\n{_indent(fold)}\n}}",
+        "result[0] = r;",
+    ]
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
 
 

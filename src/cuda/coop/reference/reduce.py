@@ -4,7 +4,10 @@ A block of ``threads`` threads holds ``slots[t, i]``: slot ``i`` of thread ``t``
 (a scalar per thread is one slot).  Payloads contribute in blocked order:
 thread ``t`` holds tile items ``t*K .. t*K+K-1``.  A group is the whole block
 (``group_width=None``) or each run of ``group_width`` consecutive threads (a
-logical warp); member ``r`` of a group is its ``r``-th thread.
+logical warp); member ``r`` of a group is its ``r``-th thread.  A
+``group_width`` from 17 to 31 (``group_by(w, exhaustive=False)``) is a partial
+logical warp: lanes ``0 .. w-1`` of each 32-lane warp; lanes ``w .. 31`` belong
+to no group and their results are never defined.
 
 Results come with a ``defined`` mask: where it is False the kernel's value is
 unspecified (``reduce`` without ``broadcast`` defines only each group's first
@@ -56,6 +59,9 @@ def fold(values, op, dtype):
 
 def _groups(threads: int, group_width):
     width = threads if group_width is None else group_width
+    if group_width is not None and 32 % group_width:
+        # One partial logical warp per warp: its first group_width lanes.
+        return width, [(w, w + width) for w in range(0, threads, 32)]
     return width, [(g, g + width) for g in range(0, threads, width)]
 
 
@@ -64,7 +70,8 @@ def reduce(slots, op, *, group_width=None, valid_items=None, broadcast=False):
 
     Each group folds the first ``valid_items`` items of its tile (all when
     ``None`` or at least the tile size).  The result is defined in the group's
-    first member, or in every member with ``broadcast``.
+    first member, or in every member with ``broadcast``; never in a lane that
+    is a member of no group (lanes ``w .. 31`` of a partial logical warp).
     """
     slots = np.asarray(slots)
     if slots.ndim == 1:

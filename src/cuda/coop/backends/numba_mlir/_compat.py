@@ -125,12 +125,6 @@ def require_launch_config(lower):
         return None
 
 
-def current_user_location():
-    """The source location numba is typing right now (set by its error contexts)."""
-    loc = _errors.loc_info.get("loc")
-    return loc
-
-
 def typing_location():
     """``(loc, function qualname)`` of the call numba is typing now, or ``(None, None)``.
 
@@ -152,11 +146,6 @@ def typing_location():
     return None, None
 
 
-def lowering_location(lower):
-    """The source location of the instruction being lowered."""
-    return getattr(lower, "loc", None)
-
-
 def is_device_compile(lower) -> bool:
     return bool(lower.targetoptions.get("device", False))
 
@@ -164,6 +153,29 @@ def is_device_compile(lower) -> bool:
 def target_chip(lower) -> str:
     """The kernel's target, e.g. ``"sm_90"`` (from the resolved GPU target)."""
     return lower.targetoptions["chip"]
+
+
+def target_compute_capability(lower) -> tuple:
+    """The kernel's target as (major, minor), e.g. (9, 0) for ``"sm_90"`` / ``"sm_90a"``."""
+    digits = "".join(ch for ch in target_chip(lower).split("_")[-1] if ch.isdigit())
+    return (int(digits[:-1] or 0), int(digits[-1:] or 0))
+
+
+def inline_ptx_u32(ptx: str):
+    """The 32-bit result of a PTX instruction whose destination is ``$0`` (no side effects)."""
+    i32 = mlir_ir.IntegerType.get_signless(32)
+    return mlir_llvm.inline_asm(i32, [], ptx, "=r", has_side_effects=False)
+
+
+def inline_ptx_barrier(ptx: str):
+    """PTX with no operands that orders memory (a barrier): side effects and a memory clobber."""
+    mlir_llvm.inline_asm(None, [], ptx, "~{memory}", has_side_effects=True)
+
+
+def i32_constant(value: int):
+    from numba_cuda_mlir._mlir.dialects import arith
+
+    return arith.constant(mlir_ir.IntegerType.get_signless(32), value)
 
 
 def drop_unused_device_variables(lower):
@@ -359,11 +371,13 @@ def device_function_restype(pyfunc, argtypes, *, cc):
     return restype
 
 
-def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
+def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), cluster=None, **options):
     """Compile a kernel to cubin for ``cc`` and a launch ``block`` shape, with no GPU.
 
     Does what a configured launch does (``descriptor._compile_impl`` with launch
-    metadata): the compiler state's target options carry ``__launch_config__``.
+    metadata): the compiler state's target options carry ``__launch_config__``,
+    the dict ``MLIRDispatcher.configure(grid, block, stream, sharedmem, cluster)``
+    builds (``descriptor._configure_cached``; ``cluster`` a 3-tuple or None).
     Returns numba-cuda-mlir's compile result (``metadata["cubin"]`` is the cubin).
     """
     from numba_cuda_mlir import mlir_compiler
@@ -381,7 +395,8 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), **options):
         targetoptions["cc"] = tuple(cc)
         if block is not None:
             targetoptions["__launch_config__"] = {"grid": tuple(grid), "block": tuple(block),
-                                                  "sharedmem": 0, "cluster": None}
+                                                  "sharedmem": 0,
+                                                  "cluster": None if cluster is None else tuple(cluster)}
         cres = mlir_compiler.compile_mlir(pyfunc, types.none, tuple(argtypes), targetoptions=targetoptions)
         optimize(cres)
     return cres
@@ -591,7 +606,9 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
        becomes ``make_error(dispatcher, exc)`` without the driver's 40-line chain; other
        kernels keep the driver's error.
     3. ``check_arguments(dispatcher, args)`` runs on the full path of cooperative launches,
-       before numba-cuda-mlir types the arguments (the fast path never sees new kinds).
+       before numba-cuda-mlir types the arguments (the fast path never sees new kinds), and a
+       cooperative kernel is marked launch-configuration specialized before its first launch
+       (so that launch reserves the dynamic shared memory its compile requires).
     4. Too much shared memory for the device.  numba-cuda-mlir's native launcher refuses
        (ValueError) dynamic plus static shared memory above the device's opt-in limit; for a
        cooperative kernel that becomes ``make_limit_error(dispatcher, requested, static,
@@ -670,10 +687,17 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
                         raise
                 raise error from None
         error = None
-        if check_arguments is not None:
-            dispatcher = getattr(self, "_dispatcher", None)
-            if dispatcher is not None and is_cooperative(dispatcher):
+        dispatcher = getattr(self, "_dispatcher", None)
+        if dispatcher is not None and is_cooperative(dispatcher):
+            if check_arguments is not None:
                 check_arguments(dispatcher, args)
+            if not getattr(dispatcher, "_requires_launch_config", True):
+                # numba-cuda-mlir 0.6 learns that a kernel is launch-configuration specialized,
+                # and how much dynamic shared memory it requires, only while compiling it inside
+                # its first launch, which then goes ahead without those bytes (an illegal
+                # address once scratch lives in dynamic shared memory).  Marked first, that
+                # launch takes the preparation path that compiles, then reserves them.
+                dispatcher._mark_requires_launch_config()
         previous = (getattr(_launch_seen, "watching", False), getattr(_launch_seen, "ready", None))
         _launch_seen.watching, _launch_seen.ready = True, None
         try:

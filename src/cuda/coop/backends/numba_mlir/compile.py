@@ -145,7 +145,16 @@ def _argtype(value):
     return typeof(value)
 
 
-def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=1, **options) -> KernelBinary:
+_CODEGEN_OPTIONS = ("launch_bounds", "max_registers", "fastmath", "fast_math", "lineinfo", "opt_level",
+                    "ptxas_options", "shared_memory_carveout")
+
+
+def _dims3(value):
+    value = (value,) if isinstance(value, int) else tuple(value)
+    return value + (1,) * (3 - len(value))
+
+
+def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=None, **options) -> KernelBinary:
     """Compile ``kernel`` for compute capability ``cc`` and launch block shape ``block``.
 
     Parameters
@@ -158,15 +167,27 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=1, **options) 
     block, grid : int or tuple of up to 3 ints
         The launch shape the kernel is specialized for.  ``block=None`` compiles
         without launch facts, as ``kernel.compile(sig)`` would; cooperative calls
-        then raise UnknownBlockDimensionError.
+        then raise UnknownBlockDimensionError.  ``grid`` defaults to one cluster
+        (one block without ``cluster``).
+    cluster : int or tuple of up to 3 ints, optional
+        The thread-block cluster shape of the launch (``kernel[grid, block, stream,
+        sharedmem, cluster]``), which ``coop.this_cluster()`` operations need.
+    options
+        numba-cuda-mlir compile options; the decorator's code-generation options
+        (``launch_bounds``, ``max_registers``, ``fastmath``, ``lineinfo``, ...) apply
+        unless given here.
     """
     pyfunc = getattr(kernel, "py_func", kernel)
+    # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., max_registers=...)``)
+    # shape the cubin as they do at launch; keywords given here override them.
+    declared = getattr(kernel, "targetoptions", None) or {}
+    options = {**{name: declared[name] for name in _CODEGEN_OPTIONS if declared.get(name) not in (None, False)},
+               **options}
     if block is not None:
-        block = (block,) if isinstance(block, int) else tuple(block)
-        block = block + (1,) * (3 - len(block))
-    grid = (grid,) if isinstance(grid, int) else tuple(grid)
-    grid = grid + (1,) * (3 - len(grid))
+        block = _dims3(block)
+    cluster = None if cluster is None else _dims3(cluster)
+    grid = _dims3(grid if grid is not None else (cluster or 1))
     types_ = [_argtype(a) for a in argtypes]
-    cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, **options)
+    cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, cluster=cluster, **options)
     return KernelBinary(cubin=cres.metadata["cubin"], cc=tuple(cc), block=block,
                         name=getattr(pyfunc, "__name__", "kernel"), _compile_result=cres)

@@ -18,13 +18,14 @@ import numpy as np
 
 from ... import _groups
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, DynamicSharedArrayError, UnknownBlockDimensionError
+from ..._errors import ClusterLaunchRequiredError, CoopError, DynamicSharedArrayError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, plan_storage
 from ...ops._registry import all_headers, all_specs
+from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
 from . import _compat as C
 from .callbacks import resolve_callbacks
@@ -154,7 +155,9 @@ class KernelState:
         chip = C.target_chip(lower)
         m = re.match(r"sm_(\d+?)(\d)([a-z]?)$", chip)
         cc = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-        launch = spec.LaunchFacts(block=block, cc=cc)
+        launch = spec.LaunchFacts(block=block, cc=cc, grid=_dims(config.get("grid")),
+                                  cluster=_dims(config.get("cluster")))
+        self._require_cluster_launch(launch)
         reused = self._implicit_scratch_reused(lower)
         # Logical warps of several widths on the implicit scratch: whole-warp barriers.
         mixed = mixed_warp_widths(
@@ -188,6 +191,25 @@ class KernelState:
             _LTOIR_OBJECTS[self.build.key] = self.ltoir
         self._place_storage(lower)
         C.drop_unused_device_variables(lower)
+
+    def _require_cluster_launch(self, launch):
+        """A cluster call needs a launch that names a cluster shape (compiled per shape).
+
+        Below compute capability 9.0 the call's own launch check reports the target
+        instead (no launch shape would help there).
+        """
+        if launch.cluster is not None or tuple(launch.cc) < CLUSTER_MIN_CC:
+            return
+        call = next((c for c in self.calls.values() if c.plan.group.kind == "cluster"), None)
+        if call is None:
+            return
+        _raise_at_site(ClusterLaunchRequiredError(
+            f"{call.plan.call}: group={call.plan.group.label} needs a thread-block cluster launch, but "
+            "this kernel's launch names no cluster shape; launch it as kernel[grid, block, stream, "
+            "sharedmem, cluster], e.g. kernel[grid, block, 0, 0, (2, 1, 1)] (grid a multiple of the "
+            "cluster), or compile it with cuda.coop.numba_mlir.compile_cubin(kernel, argtypes, cc=(9, 0), "
+            "block=..., cluster=(2, 1, 1))"
+        ), call.site)
 
     def _implicit_scratch_reused(self, lower):
         """The calls after which another cooperative call may reuse the implicit scratch.
@@ -297,6 +319,14 @@ class KernelState:
         )
         fname = getattr(getattr(lower.func_ir, "func_id", None), "func_qualname", None)
         raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
+def _dims(value):
+    """A launch dimension as (x, y, z), or None."""
+    if value is None:
+        return None
+    value = (value,) if isinstance(value, int) else tuple(value)
+    return value + (1,) * (3 - len(value))
 
 
 def _user_shared_arrays(lower):
@@ -512,7 +542,11 @@ def _lower_this_warp(lower, target, args, kws):
 
 def _lower_group_by(lower, target, args, kws):
     ty = lower.get_numba_type(target.name)
-    lower.store_var(target, _groups.WarpsGroup(ty.width) if ty.kind == "warps" else _groups.WarpGroup(ty.width))
+    if ty.kind == "warps":
+        group = _groups.WarpsGroup(ty.width)
+    else:
+        group = _groups.WarpGroup(ty.width, exhaustive=not _groups.is_partial_warp_width(ty.width))
+    lower.store_var(target, group)
 
 
 _DESCRIPTOR_GROUPS = {_groups.this_thread: _groups.SingleThreadGroup, _groups.this_grid: _groups.GridGroup,

@@ -41,7 +41,7 @@ from ..._kernel_api import KernelConstructMeta, KernelFunction
 from ..._payloads import TempStorage, ThreadData
 from ._compat import Rewrite, cuda, ir, register_rewrite
 
-__all__ = ["SITES", "Site", "site_location", "HIDDEN_KEYWORDS"]
+__all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
 
 HIDDEN_KEYWORDS = ("_coop_site", "_dtype_from")
 
@@ -74,11 +74,6 @@ class Site:
 SITES: dict[int, Site] = {}
 _counter = itertools.count(1)
 _lock = threading.Lock()
-
-
-def site_location(site_id):
-    site = SITES.get(site_id)
-    return site.loc if site is not None else None
 
 
 def _definition(func_ir, var):

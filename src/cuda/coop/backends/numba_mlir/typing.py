@@ -247,9 +247,11 @@ class GroupByTemplate(CoopTemplate):
         if not isinstance(width, types.IntegerLiteral):
             raise NonConstantArgumentError(
                 f"{call}: width={spec.describe(describe_type(width))} is not known at compile time; pass "
-                "1, 2, 4, 8, 16 or 32 as a literal, a module constant or a closure value"
+                "1, 2, 4, 8, 16 or 32 (or 17..31 with exhaustive=False) as a literal, a module constant "
+                "or a closure value"
             )
-        w = _groups.check_warp_width(int(width.literal_value))
+        w = _groups.check_warp_width(int(width.literal_value),
+                                     exhaustive=True if exhaustive is None else exhaustive.literal_value)
         return signature(GroupType("warp", w), *args, *kws.values())
 
     def _warps_within_block(self, args, kws):

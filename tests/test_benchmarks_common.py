@@ -1,0 +1,71 @@
+"""benchmarks/common.py: the per-launch figures next to the batched ones (no GPU needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def common():
+    spec = importlib.util.spec_from_file_location("coop_bench_common", BENCH / "common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.unit
+def test_nvcc_results_carry_per_launch_twins(common):
+    merged = common._with_per_launch({"memcpy": 0.5, "uniform": {"per_tile_atomic": 0.2}},
+                                     {"memcpy": 0.53, "uniform": {"per_tile_atomic": 0.26}})
+    assert merged == {"memcpy": 0.5, "uniform": {"per_tile_atomic": 0.2}}
+    assert merged["uniform"]["per_tile_atomic"].per_launch_ms == 0.26
+    assert common.per_launch(merged) == {"memcpy": 0.53, "uniform": {"per_tile_atomic": 0.26}}
+
+
+@pytest.mark.unit
+def test_per_launch_table_records_every_side_and_the_floor(common, capsys):
+    T = common.Timing
+    report = {
+        "coop_ms": {"uniform": {"atomic": T(0.21, 0.31), "sort": T(1.1, 1.2)}, "torch.sum": None,
+                    "launch_overhead_us": 20.0},
+        "cub_ms": {"uniform": {"per_tile_atomic": T(0.2, 0.25)}},
+        "cub_nvrtc_ms": {"uniform": {"atomic": T(0.2, 0.27)}},
+        "plain_ms": {"copy": T(0.5, 0.56)},
+    }
+    common.per_launch_table(report, "case", rename={"cub_ms": lambda k: k.replace("/", "/per_tile_")})
+    assert report["per_launch_ms"] == {
+        "coop": {"uniform/atomic": 0.31, "uniform/sort": 1.2},
+        "cub": {"uniform/per_tile_atomic": 0.25},
+        "cub_nvrtc": {"uniform/atomic": 0.27},
+        "plain": {"copy": 0.56},
+    }
+    assert set(report["methods"]) == {"batched", "per_launch"}
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("uniform/atomic"))
+    assert row.split()[1:] == ["0.310", "0.250", "0.806", "0.270", "0.871"]
+    assert "0.560 ms per launch, 0.500 ms batched" in out
+    # The batched figures stay what the JSON (and docs/_ext's renderer) reads.
+    assert json.loads(json.dumps(report))["coop_ms"]["uniform"] == {"atomic": 0.21, "sort": 1.1}
+
+
+@pytest.mark.compile
+def test_timing_prelude_compiles_with_nvcc(common, tmp_path):
+    """The C++ median_ms (batched, and COOP_BENCH_BATCH=1 per launch) that every baseline uses."""
+    nvcc = common.nvcc_path()
+    if nvcc is None:
+        pytest.skip("nvcc not found")
+    source = tmp_path / "prelude.cu"
+    source.write_text(common.TIMING_CPP + r"""
+__global__ void k(int* p) { p[threadIdx.x] = 1; }
+float run(int* p) { return coop_bench::median_ms([&] { k<<<1, 32>>>(p); }, 15); }
+""")
+    out = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-c", "-o", str(tmp_path / "prelude.o"), str(source)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
