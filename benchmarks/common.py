@@ -24,7 +24,17 @@ __all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "nvcc_baseline_ms",
 
 
 def nvcc_path() -> str | None:
-    for cand in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc", "/usr/local/cuda-13.0/bin/nvcc"):
+    """nvcc as cuda-pathfinder finds it (the toolkit's wheels in this environment first, so the
+    C++ baseline uses the toolkit cuda.coop uses), else PATH and /usr/local/cuda."""
+    try:
+        from cuda import pathfinder
+
+        found = pathfinder.find_nvidia_binary_utility("nvcc")
+        if found:
+            return str(found)
+    except Exception:  # an older cuda-pathfinder without binary utilities: the fallbacks below
+        pass
+    for cand in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
         if cand and os.path.exists(cand):
             return cand
     return None
