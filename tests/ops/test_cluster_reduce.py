@@ -61,6 +61,43 @@ def test_grid_not_a_multiple_of_the_cluster():
         compile_cubin(_kernels()[0], (a, a), cc=(9, 0), block=THREADS, grid=3, cluster=2)
 
 
+@pytest.mark.compile
+@pytest.mark.parametrize("name, value, error", [
+    ("cluster", (2, 2, 2, 2), coop.InvalidArgumentValueError),
+    ("cluster", 0, coop.InvalidArgumentValueError),
+    ("cluster", "2", coop.InvalidArgumentTypeError),
+    ("cluster", 2.0, coop.InvalidArgumentTypeError),
+    ("block", (32, 0), coop.InvalidArgumentValueError),
+    ("grid", (), coop.InvalidArgumentTypeError),
+])
+def test_malformed_launch_shapes_of_compile_cubin(name, value, error):
+    a = np.zeros(THREADS * 4, np.int32)
+    shape = {"block": THREADS, "grid": 4, "cluster": 2, name: value}
+    with pytest.raises(error, match=f"compile_cubin\\(\\): {name}=.* is not a launch dimension.*e\\.g\\. {name}="):
+        compile_cubin(_kernels()[0], (a, a), cc=(9, 0), **shape)
+
+
+@pytest.mark.compile
+def test_cluster_above_the_portable_size():
+    a = np.zeros(THREADS * 16, np.int32)
+    with pytest.raises(coop.UnsupportedClusterShapeError, match="portable cluster size of 8"):
+        compile_cubin(_kernels()[0], (a, a), cc=(9, 0), block=THREADS, grid=16, cluster=16)
+
+
+@pytest.mark.compile
+def test_valid_items_with_a_cluster_group():
+    from numba_cuda_mlir import cuda
+
+    @cuda.jit
+    def partial(src, out, n):
+        g = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        out[g] = coop.sum(coop.this_cluster(), src[g], valid_items=n)
+
+    a = np.zeros(THREADS * 4, np.int32)
+    with pytest.raises(coop.ConflictingArgumentsError, match="valid_items=.*not taken by group=coop.this_cluster"):
+        compile_cubin(partial, (a, a, np.int32(5)), cc=(9, 0), block=THREADS, grid=4, cluster=2)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("cluster", [1, 2, 4])
 @pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64])

@@ -149,9 +149,30 @@ _CODEGEN_OPTIONS = ("launch_bounds", "max_registers", "fastmath", "fast_math", "
                     "ptxas_options", "shared_memory_carveout")
 
 
-def _dims3(value):
-    value = (value,) if isinstance(value, int) else tuple(value)
-    return value + (1,) * (3 - len(value))
+def _dims3(value, name="block"):
+    """A launch dimension (an int or 1 to 3 ints, each at least 1) as (x, y, z); anything else
+    raises a named error that says what ``compile_cubin`` takes."""
+    import numbers
+
+    from ..._errors import InvalidArgumentTypeError, InvalidArgumentValueError
+
+    example = {"block": "block=128 or block=(32, 4)", "grid": "grid=8 or grid=(8, 2)",
+               "cluster": "cluster=2 or cluster=(2, 2)"}[name]
+    items = (value,) if isinstance(value, numbers.Integral) else value
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if not items or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items):
+        raise InvalidArgumentTypeError(
+            f"compile_cubin(): {name}={value!r} is not a launch dimension; pass an int or a tuple of "
+            f"1 to 3 ints, e.g. {example}")
+    if len(items) > 3 or any(v < 1 for v in items):
+        raise InvalidArgumentValueError(
+            f"compile_cubin(): {name}={value!r} is not a launch dimension; pass 1 to 3 extents, each "
+            f"at least 1, e.g. {example}")
+    items = tuple(int(v) for v in items)
+    return items + (1,) * (3 - len(items))
 
 
 def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=None, **options) -> KernelBinary:
@@ -184,9 +205,9 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     options = {**{name: declared[name] for name in _CODEGEN_OPTIONS if declared.get(name) not in (None, False)},
                **options}
     if block is not None:
-        block = _dims3(block)
-    cluster = None if cluster is None else _dims3(cluster)
-    grid = _dims3(grid if grid is not None else (cluster or 1))
+        block = _dims3(block, "block")
+    cluster = None if cluster is None else _dims3(cluster, "cluster")
+    grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))
     types_ = [_argtype(a) for a in argtypes]
     cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, cluster=cluster, **options)
     return KernelBinary(cubin=cres.metadata["cubin"], cc=tuple(cc), block=block,
