@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import html
 import importlib
+import inspect
 from pathlib import Path
 
 from docutils import nodes
@@ -286,7 +287,11 @@ class CoopQualifiedExtras(_GeneratedRst):
                  "   * - name", "     - what it is"]
         for name in extra:
             obj = getattr(qualified, name)
-            doc = (obj.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+            if inspect.ismodule(obj):  # local, shared: the compiler's modules, without a docstring
+                what = "a per-thread array" if name == "local" else "an array shared by the block"
+                doc = f"numba-cuda-mlir's ``cuda.{name}`` itself: ``{name}.array(shape, dtype)`` allocates {what}"
+            else:
+                doc = (obj.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
             lines += [f"   * - :obj:`~cuda.coop.numba_mlir.{name}`", f"     - {doc}"]
         return lines
 

@@ -25,6 +25,13 @@ __all__ = ["compile_cubin", "KernelBinary", "find_nvdisasm"]
 
 @dataclass(frozen=True)
 class KernelBinary:
+    """What :func:`compile_cubin` returns: the cubin of one kernel specialization, and its code.
+
+    ``cubin`` (bytes), ``cc``, ``block`` and ``name`` are fields; ``ptx`` (post-LTO),
+    ``sass()``, ``shared_bytes()``, ``registers``, ``calls()`` and ``summary()`` read the
+    compiled code.
+    """
+
     cubin: bytes
     cc: tuple
     block: tuple
