@@ -61,7 +61,7 @@ def share_of_total(source, destination):
     block = coop.this_block()
     t = cuda.threadIdx.x
     i = cuda.blockIdx.x * THREADS + t
-    storage = coop.TempStorage(sharing="exclusive")  # the array below lives across coop.sum
+    storage = coop.TempStorage()  # coop.sum's scratch never overlaps a reservation
     values = storage.reserve(SLOTS, np.float32)  # an ordinary shared array
     values[t] = source[i]
     total = coop.sum(block, source[i], temp_storage=storage)

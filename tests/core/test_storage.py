@@ -151,3 +151,82 @@ def test_user_arrays_above_the_static_limit_on_their_own():
                      user_shared_bytes=50000, cc=(9, 0))
     msg = str(info.value)
     assert "cuda.shared.array arrays need 50000 bytes" in msg and "make the shared arrays smaller" in msg, msg
+
+
+def reservation(call, count, itemsize, align, ts):
+    return StorageUse(call=call, label="TempStorage.reserve()", instance_bytes=count * itemsize,
+                      instance_align=max(align, itemsize), instances=1, temp_storage=ts, reserved=True)
+
+
+def spans(p, uses):
+    """``call -> (first byte, end)`` of each use in its region."""
+    out = {}
+    for u in uses:
+        region, offset, _chunk = p.placement[u.call]
+        out[u.call] = (region, offset, offset + u.total_bytes)
+    return out
+
+
+def overlap(a, b) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+@pytest.mark.parametrize("sharing", ["shared", "exclusive"])
+@pytest.mark.parametrize("reservations_first", [True, False])
+def test_reservations_never_overlap_scratch_or_each_other(sharing, reservations_first):
+    """NVIDIA's test_reserve.py contract: values in a reserved array survive the calls on the
+    same TempStorage whatever its sharing mode, and two reservations never overlap; only the
+    calls' scratch overlaps (sharing="shared").  The shape mirrors the parity kernel: 3 uint8,
+    then 32 int32 at alignment 32, then a transpose load, a scan and a transpose store."""
+    ts = TempStorageArg(site=3, size_in_bytes=None, alignment=None, auto_sync=None, sharing=sharing)
+    reserved = [reservation("small", 3, 1, 1, ts), reservation("values", 32, 4, 32, ts)]
+    calls = [use("load", 132, 4, ts=ts), use("scan", 200, 16, ts=ts), use("store", 132, 4, ts=ts)]
+    uses = reserved + calls if reservations_first else calls + reserved
+    p = plan(uses)
+    s = spans(p, uses)
+    for r in reserved:
+        assert s[r.call][1] % r.instance_align == 0, s
+        for other in uses:
+            if other is not r:
+                assert not overlap(s[r.call], s[other.call]), (r.call, other.call, s)
+    assert s["small"][1] == 0 and s["values"][1] == 32  # collected order, each aligned
+    scratch_start = 32 + 128
+    if sharing == "shared":
+        assert {s[c.call][1] for c in calls} == {scratch_start}  # the calls overlap one slice
+        assert p.regions["ts3"].size == scratch_start + 208  # the scan's 200 bytes, 16-byte stride
+    else:
+        assert not any(overlap(s[a.call], s[b.call]) for a in calls for b in calls if a is not b)
+        # load at 160, scan at 304 (16-aligned, 208-byte stride), store at 512
+        assert [s[c.call][1] for c in calls] == [160, 304, 512]
+        assert p.regions["ts3"].size == 512 + 132
+    assert p.regions["ts3"].align == 32
+
+
+def test_a_reservation_made_through_an_alias_takes_new_bytes():
+    """The parity kernel's ``prefix = storage.reserve(3, uint8)`` then, in an inlined helper,
+    ``alias.reserve(33, float64, alignment=1)``: one descriptor (same site), two call ids.
+    alignment=1 is raised to the element's 8 bytes (NVIDIA does the same)."""
+    ts = TempStorageArg(site=4, size_in_bytes=None, alignment=None, auto_sync=None, sharing="shared")
+    uses = [reservation("prefix", 3, 1, 1, ts), reservation("helper.values", 33, 8, 1, ts)]
+    p = plan(uses)
+    assert p.placement["prefix"] == ("ts4", 0, 0)
+    assert p.placement["helper.values"] == ("ts4", 8, 0)
+    assert p.regions["ts4"].size == 8 + 33 * 8 and p.regions["ts4"].align == 8
+
+
+def test_a_repeated_reservation_call_keeps_its_slice():
+    ts = TempStorageArg(site=5, size_in_bytes=None, alignment=None, auto_sync=None, sharing="shared")
+    r = reservation("ring", 16, 4, 4, ts)
+    p = plan([r, r, use("sum", 64, ts=ts)])
+    assert p.placement["ring"] == ("ts5", 0, 0) and p.placement["sum"] == ("ts5", 64, 0)
+    assert p.regions["ts5"].size == 128
+
+
+@pytest.mark.parametrize("sharing", ["shared", "exclusive"])
+def test_an_explicit_size_must_hold_every_reservation_and_the_scratch(sharing):
+    ts = TempStorageArg(site=6, size_in_bytes=300, alignment=None, auto_sync=None, sharing=sharing)
+    with pytest.raises(coop.TempStorageError) as info:
+        plan([reservation("a", 64, 4, 4, ts), reservation("b", 64, 4, 4, ts), use("sum", 64, ts=ts)])
+    message = str(info.value)
+    assert "size_in_bytes=300" in message and "need 576" in message
+    assert "each TempStorage.reserve() array has bytes of its own" in message

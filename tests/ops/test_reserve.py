@@ -5,14 +5,13 @@ neighbours' values back, and runs block scans/reductions on the same
 ``TempStorage``.  Outputs are poisoned first; the data is random; everything is
 compared against NumPy.
 
-- ``sharing="shared"``: the reservation aliases the ops' scratch, so it is read
-  before the ops run (and a barrier separates the phases); a second, exclusive
-  descriptor holds an array that must survive the ops.
-- ``sharing="exclusive"``: every reservation has its own slice, so it also
-  survives the ops on the same descriptor.
+- whatever the sharing mode, every reservation has bytes of its own: the ops'
+  scratch on the same descriptor never overwrites it (NVIDIA's contract,
+  ``test_reserve.py`` of cuda.coop), and a second, exclusive descriptor holds
+  arrays that survive the ops as well.
 
-- one reserve() call site in a loop aliasing a larger reservation (``"shared"``,
-  explicit size = the largest reservation), in phases with a block sum.
+- one reserve() call site in a loop next to a larger reservation of the same
+  ``"shared"`` descriptor: the two stay disjoint and survive a block sum.
 
 Kernels compiled per toolkit: 6 (sharing x reservation dtype) + 1 (loop,
 inline helper, device function) + 1 (aliasing phases).  ``tests/ops/test_reserve_compile.py`` compiles
@@ -49,7 +48,6 @@ def _host_value(dtype: str, x):
 
 
 def neighbours_source(sharing: str, dtype: str) -> str:
-    survives = sharing == "exclusive"
     return f"""
 @cuda.jit
 def kernel(src, vals, near, after, scanned, totals):
@@ -70,8 +68,6 @@ def kernel(src, vals, near, after, scanned, totals):
     near[base * 3 + tid] = wide[(2 * tid + 3) % {2 * BLOCK}]
     near[base * 3 + {BLOCK} + tid] = mine[(tid + 1) % {BLOCK}]
     near[base * 3 + {2 * BLOCK} + tid] = flags[({BLOCK} - 1 - tid)]
-    # The scan below may overwrite `mine` (sharing="shared"): every thread reads first.
-    cuda.syncthreads()
     block = coop.this_block()
     items = coop.ThreadData({ITEMS}, dtype=np.int32)
     coop.load(block, src[base * {ITEMS}:], items)
@@ -84,7 +80,8 @@ def kernel(src, vals, near, after, scanned, totals):
     if tid == 0:
         totals[blk] = total
     after[base * 2 + tid] = wide[(2 * tid + 5) % {2 * BLOCK}]
-    {"after[base * 2 + " + str(BLOCK) + " + tid] = mine[(tid + 7) % " + str(BLOCK) + "]" if survives else ""}
+    # `mine` shares its descriptor with the scan and the sum, yet survives them.
+    after[base * 2 + {BLOCK} + tid] = mine[(tid + 7) % {BLOCK}]
 """
 
 
@@ -116,8 +113,7 @@ def run_neighbours(kernel, dtype, sharing, rng):
         np.testing.assert_array_equal(got[2 * BLOCK:], ((BLOCK - 1 - tid) % 251).astype(dtype))
         late = after[b * BLOCK * 2:(b + 1) * BLOCK * 2]
         np.testing.assert_array_equal(late[:BLOCK], wide[(2 * tid + 5) % (2 * BLOCK)])
-        if sharing == "exclusive":
-            np.testing.assert_array_equal(late[BLOCK:], mine[(tid + 7) % BLOCK])
+        np.testing.assert_array_equal(late[BLOCK:], mine[(tid + 7) % BLOCK])
         tile = src[b * BLOCK * ITEMS:(b + 1) * BLOCK * ITEMS]
         np.testing.assert_array_equal(scanned[b * BLOCK * ITEMS:(b + 1) * BLOCK * ITEMS],
                                       np.cumsum(tile, dtype=np.int32))
@@ -198,23 +194,24 @@ ALIAS_SOURCE = f"""
 def kernel(src, out, totals, rounds):
     t = cuda.threadIdx.x
     blk = cuda.blockIdx.x
-    # sharing="shared": the size covers the largest reservation, not their sum; the
-    # sum's scratch overlaps them too.
-    storage = coop.TempStorage({2 * BLOCK * 4})
+    # sharing="shared" overlaps the calls' scratch only: `wide`, `narrow` and the sum's
+    # scratch each have bytes of their own.
+    storage = coop.TempStorage()
     wide = storage.reserve({2 * BLOCK}, np.int32, alignment=64)
     for r in range(rounds):
-        narrow = storage.reserve({BLOCK}, np.int32)  # the first half of `wide`
+        narrow = storage.reserve({BLOCK}, np.int32)  # the same array every round
         row = (blk * rounds + r) * {2 * BLOCK}
         wide[t] = src[row + t]
         wide[{BLOCK} + t] = src[row + {BLOCK} + t]
+        narrow[t] = -src[row + t]  # would clobber `wide` if the two overlapped
         cuda.syncthreads()
-        value = narrow[{BLOCK} - 1 - t] + wide[{BLOCK} + (t + 1) % {BLOCK}]
-        cuda.syncthreads()  # every thread has read before the sum reuses the bytes
+        value = wide[{BLOCK} - 1 - t] + narrow[(t + 1) % {BLOCK}] + wide[{BLOCK} + (t + 1) % {BLOCK}]
         total = coop.sum(coop.this_block(), value, temp_storage=storage)
-        out[(blk * rounds + r) * {BLOCK} + t] = value
+        # Read after the sum: its scratch did not reuse the reservations.
+        out[(blk * rounds + r) * {BLOCK} + t] = value + wide[(t + 3) % {BLOCK}] + narrow[(t + 5) % {BLOCK}]
         if t == 0:
             totals[blk * rounds + r] = total
-        cuda.syncthreads()  # the sum is done before the next round writes `wide`
+        cuda.syncthreads()  # every read is done before the next round writes
 """
 
 
@@ -223,7 +220,7 @@ def alias_kernel():
 
 
 @pytest.mark.gpu
-def test_shared_reservations_alias_each_other_and_the_scratch_in_phases():
+def test_shared_reservations_are_disjoint_and_survive_the_sum():
     from numba_cuda_mlir import cuda
 
     rng = np.random.default_rng(17)
@@ -236,6 +233,8 @@ def test_shared_reservations_alias_each_other_and_the_scratch_in_phases():
     tid = np.arange(BLOCK)
     for row in range(BLOCKS * rounds):
         wide = src[row * 2 * BLOCK:(row + 1) * 2 * BLOCK]
-        expected = wide[BLOCK - 1 - tid] + wide[BLOCK + (tid + 1) % BLOCK]
+        narrow = -wide[:BLOCK]
+        value = wide[BLOCK - 1 - tid] + narrow[(tid + 1) % BLOCK] + wide[BLOCK + (tid + 1) % BLOCK]
+        expected = value + wide[(tid + 3) % BLOCK] + narrow[(tid + 5) % BLOCK]
         np.testing.assert_array_equal(out[row * BLOCK:(row + 1) * BLOCK], expected)
-        assert totals[row] == expected.sum(dtype=np.int32), row
+        assert totals[row] == value.sum(dtype=np.int32), row

@@ -1,10 +1,12 @@
 """TempStorage.reserve() compiles to cubin with the arrays placed in the descriptor's region (no GPU).
 
-Compiles the GPU test kernels of ``test_reserve.py`` and checks, from the PTX,
-where the reservations went: their region's size and alignment, a loop's
-reservation counted once, ``sharing="shared"`` overlapping the ops' scratch and
-``"exclusive"`` adding it, and no trailing barrier on the ops of a descriptor
-with reservations (the caller synchronizes).
+Compiles the GPU test kernels of ``test_reserve.py`` (and the reserve kernels of
+``tests/parity/test_warp_reduce_reserve.py``) and checks, from the PTX, where the
+reservations went: their region's size and alignment, a loop's reservation
+counted once, every reservation in bytes of its own whatever the sharing mode
+(the region is the reservations plus the ops' scratch: the largest need for
+``sharing="shared"``, their sum for ``"exclusive"``), and no trailing barrier on
+the ops of a descriptor with reservations (the caller synchronizes).
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ def test_neighbour_kernels_place_reservations_in_their_regions(dtype):
         (storage,) = [r for r in regions if r not in keep]
         assert storage[0] >= 16 and storage[1] >= gpu.BLOCK * itemsize, regions
         sizes[sharing] = storage[1]
-    # "shared": the reservation overlaps the scan's and the sum's scratch; "exclusive": both are added.
-    assert sizes["exclusive"] > sizes["shared"], sizes
+    # Both: the reservation, then the ops' scratch; "shared" overlaps the scan's and the sum's
+    # scratch, "exclusive" adds them.
+    assert sizes["exclusive"] > sizes["shared"] > gpu.BLOCK * itemsize, sizes
 
 
 def test_loop_helper_and_device_function_kernel():
@@ -69,12 +72,70 @@ def test_loop_helper_and_device_function_kernel():
     assert region[0] >= 32 and two_arrays < region[1] < two_arrays + gpu.BLOCK * 4, region
 
 
-def test_shared_reservations_take_the_largest_need():
+def _region_bytes(kernel, argtypes, block):
+    (region,) = shared_regions(compile_cubin(kernel, argtypes, cc=(9, 0), block=block))
+    return region
+
+
+def test_shared_reservations_add_up_and_precede_the_scratch():
+    """``wide`` (2 * BLOCK int32) then ``narrow`` (BLOCK int32), then the sum's scratch: the
+    region is exactly the sum-only region plus both arrays."""
     types = numba_types()
     kb = compile_cubin(gpu.alias_kernel(), (types.int32[::1], types.int32[::1], types.int32[::1], types.int64),
                        cc=(9, 0), block=gpu.BLOCK, grid=gpu.BLOCKS)
     assert_inlined(kb, (9, 0))
-    assert shared_regions(kb) == [(64, 2 * gpu.BLOCK * 4)]
+    (region,) = shared_regions(kb)
+    # The kernel's `value` adds int32 elements: numba makes it int64, and so is the sum.
+    scratch = _region_bytes(_sum_kernel("", False), (types.int64[::1], types.int64[::1]), gpu.BLOCK)
+    assert region == (64, 3 * gpu.BLOCK * 4 + scratch[1]), (region, scratch)
+
+
+SCAN_ONLY = """
+@cuda.jit
+def kernel(source, scanned, items_per_thread):
+    storage = coop.TempStorage(sharing="{sharing}")
+    block = coop.this_block()
+    items = coop.ThreadData(items_per_thread)
+    coop.load(block, source, items, algorithm="transpose", temp_storage=storage)
+    cuda.syncthreads()
+    result = coop.exclusive_sum(block, items, temp_storage=storage)
+    cuda.syncthreads()
+    coop.store(block, scanned, result, algorithm="transpose", temp_storage=storage)
+"""
+
+
+@pytest.mark.parametrize("items_per_thread", [1, 4])
+@pytest.mark.parametrize("sharing", ["shared", "exclusive"])
+@pytest.mark.parametrize("dtype, alignment", [("float64", 64), ("int32", 32)])
+def test_parity_reservations_come_before_the_scratch(dtype, alignment, sharing, items_per_thread):
+    """The kernel of parity ``test_reservations_survive_scratch_reuse``: ``reserve(3, uint8)``
+    then ``reserve(count, dtype, alignment=)``, then a transpose load, a scan and a transpose
+    store on the same descriptor.  The region is the two reservations (the second starts at
+    ``alignment``) followed by exactly the scratch the same ops need on their own, so no op
+    can write into a reservation."""
+    from ..parity import test_warp_reduce_reserve as parity
+
+    types = numba_types()
+    count = 32 * items_per_thread
+    elem = getattr(types, dtype)
+    kernel = parity._reserve_kernel(sharing, elem, count, alignment)
+    reserved = _region_bytes(kernel, (types.int32[::1], types.int32[::1], elem[::1], types.uint8[::1],
+                                      items_per_thread), 32)
+    alone = _region_bytes(module_from_source(SCAN_ONLY.format(sharing=sharing)).kernel,
+                          (types.int32[::1], types.int32[::1], items_per_thread), 32)
+    reservations_end = alignment + count * np.dtype(dtype).itemsize  # a multiple of every alignment
+    assert reserved == (alignment, reservations_end + alone[1]), (reserved, alone)
+
+
+def test_parity_reservation_through_an_alias_in_an_inlined_helper():
+    """``prefix = storage.reserve(3, uint8)`` in the kernel, then ``alias.reserve(33, float64,
+    alignment=1)`` in an inline="always" helper: one region, the helper's array after the
+    prefix at its element alignment (alignment=1 is raised to 8, as NVIDIA does)."""
+    from ..parity import test_warp_reduce_reserve as parity
+
+    types = numba_types()
+    region = _region_bytes(parity._reserve_in_helper, (types.float64[::1], types.int64[::1]), 32)
+    assert region == (16, 8 + 33 * 8), region
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float16", "float32", "complex128"])

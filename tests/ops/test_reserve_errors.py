@@ -56,6 +56,14 @@ CASES = [
         a[0] = b[0]
     """, coop.TempStorageError, ("size_in_bytes=128 is too small", "TempStorage.reserve()", "need 256"),
      "storage.reserve(32"),
+    ("explicit_size_too_small_shared", """
+        storage = coop.TempStorage(128)
+        a = storage.reserve(32, np.int32)
+        b = storage.reserve(32, np.int32)
+        a[0] = b[0]
+    """, coop.TempStorageError, ("size_in_bytes=128 is too small", "need 256",
+                                 "each TempStorage.reserve() array has bytes of its own"),
+     "storage.reserve(32"),
     ("above_opt_in_limit", """
         storage = coop.TempStorage()
         big = storage.reserve(60 * 1024, np.int32)
@@ -98,9 +106,10 @@ def kernel(src, dst, n):
     assert_points_at_user_line(info, module, "GLOBAL_STORAGE.reserve(")
 
 
-@pytest.mark.parametrize("sharing, capacity", [("shared", 256), ("exclusive", 512)])
+@pytest.mark.parametrize("sharing, capacity", [("shared", 512), ("exclusive", 512), ("shared", 1024)])
 def test_an_explicit_size_that_fits_every_reservation_compiles(sharing, capacity):
-    """sharing="shared" needs the largest reservation, "exclusive" their sum."""
+    """Reservations never overlap, whatever the sharing mode: the size is at least their sum;
+    a larger one is honoured."""
     from cuda.coop.numba_mlir import compile_cubin
 
     types = _types()

@@ -148,6 +148,7 @@ class TempStorage(metaclass=KernelConstructMeta):
     sharing : {"shared", "exclusive"}
         ``"shared"``: all calls overlap one region (size = the largest need).
         ``"exclusive"``: each call site gets its own slice (size = the sum).
+        Reservations (:meth:`reserve`) never overlap anything, in either mode.
     """
 
     def __init__(self, size_in_bytes=None, alignment=None, *, auto_sync=None, sharing="shared"):
@@ -189,13 +190,15 @@ class TempStorage(metaclass=KernelConstructMeta):
             complex64 or complex128 (``int``/``float`` mean 32-bit).
         alignment : int, optional
             Minimum alignment in bytes, a power of two up to 256; at least the
-            element size is always used.
+            element size is always used (``alignment=1`` for float64 gives 8).
 
-        With ``sharing="shared"`` reservations overlap each other and the
-        scratch of the calls using this storage (separate the phases with
-        barriers); with ``"exclusive"`` each call site has its own slice.  A
-        call site executed again (in a loop) returns the same array.  The storage
-        adds no barriers once it has a reservation: ``auto_sync=True`` is a
+        Whatever the sharing mode, each reservation has bytes of its own: it
+        overlaps neither another reservation nor the scratch of the calls using
+        this storage, which is placed after the reservations, so its contents
+        survive those calls.  A call site executed again (in a loop) returns the
+        same array; a reservation made in an inlined helper, through an alias of
+        the storage, is laid out with the others.  The storage adds no barriers
+        once it has a reservation: ``auto_sync=True`` is a
         :class:`~cuda.coop.TempStorageError`.  Called on the host, the arguments
         are checked and :class:`~cuda.coop.CoopCompilerContextRequiredError` is
         raised, since there is no shared memory to return.

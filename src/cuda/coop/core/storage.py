@@ -16,8 +16,12 @@ exchange followed by a width-4 one let lanes 0-1 write, in the second call,
 bytes that lanes 2-3 were still reading in the first.  Each explicit
 ``TempStorage`` constructor is its own region: ``sharing="shared"`` overlaps
 all its calls (largest need), ``"exclusive"`` gives each call site its own
-aligned slice (sum of needs).  An explicit size smaller than the need is an
-error; a larger one is honoured.
+aligned slice (sum of needs).  Reservations (``TempStorage.reserve()``) hold
+user data that must outlive the calls, so whatever the sharing mode each one has
+its own slice at the start of the region, in the order collected, and the calls'
+scratch is placed after the last of them (NVIDIA's contract: cooperative scratch
+never reuses a reservation, and two reservations never overlap).  An explicit
+size smaller than the need is an error; a larger one is honoured.
 
 Where the regions fit: while they and the kernel's own static ``cuda.shared.array``
 arrays fit in the 48 KiB of static shared memory, each region is a static array.
@@ -58,6 +62,7 @@ MAX_SHARED_LIMIT = max(OPTIN_SHARED_LIMITS.values())
 def optin_shared_limit(cc) -> int | None:
     """The shared memory (bytes) a block of a ``cc`` GPU may opt in to, or None if not known."""
     return OPTIN_SHARED_LIMITS.get(tuple(cc)) if cc else None
+_RESERVE_LABEL = "TempStorage.reserve()"
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class StorageUse:
     instances: int
     temp_storage: TempStorageArg | None
     width: int = 0  # the logical warp width of a per-warp use; 0: one instance for the block
+    reserved: bool = False  # a TempStorage.reserve() array: a slice of its own, never overlapped
 
     @property
     def chunk(self) -> int:
@@ -130,6 +136,34 @@ def mixed_warp_widths(widths) -> bool:
     return len({w for w in widths if w and not is_partial_warp(w)}) > 1
 
 
+def _place_explicit(region: Region, uses, sharing: str, placement: dict) -> None:
+    """Lay out one ``TempStorage``: its reservations first, each in a slice of its own, then
+    the calls' scratch after them, overlapped (``"shared"``) or one slice per call site
+    (``"exclusive"``).  A call id seen twice keeps its first slice."""
+    name = region.name
+    for use in uses:
+        if use.reserved and use.call not in placement:
+            offset = _round_up(region.size, use.instance_align)
+            placement[use.call] = (name, offset, 0)
+            region.size = offset + use.total_bytes
+    scratch = [u for u in uses if not u.reserved]
+    if not scratch:
+        return
+    if sharing == "exclusive":
+        for use in scratch:
+            if use.call in placement:
+                continue
+            offset = _round_up(region.size, use.instance_align)
+            placement[use.call] = (name, offset, use.chunk)
+            region.size = offset + use.total_bytes
+        return
+    # Each call's scratch starts at an offset aligned for every call sharing it.
+    offset = _round_up(region.size, max(u.instance_align for u in scratch))
+    for use in scratch:
+        placement[use.call] = (name, offset, use.chunk)
+    region.size = offset + max(u.total_bytes for u in scratch)
+
+
 def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_bytes: int = 0,
                  cc=None, allow_dynamic: bool = True) -> StoragePlan:
     """Place the scratch of ``uses``.
@@ -145,6 +179,7 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
     block_size = block_align = 0
     warp_chunk, warp_align, hardware_warps = 0, 1, 0
     block_calls, warp_calls, partial_uses = [], [], []
+    explicit_uses: dict[str, list] = {}  # region name -> its uses, in order
     for use in uses:
         if use.temp_storage is None:
             region = regions.setdefault(implicit_name, Region(implicit_name))
@@ -170,15 +205,9 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
         region = regions.setdefault(name, Region(name, align=ts.alignment or 1))
         region.align = max(region.align, use.instance_align)
         region.users.append(use.label)
-        if ts.sharing == "exclusive":
-            if use.call in placement:
-                continue
-            offset = _round_up(region.size, use.instance_align)
-            placement[use.call] = (name, offset, use.chunk)
-            region.size = offset + use.total_bytes
-        else:
-            placement[use.call] = (name, 0, use.chunk)
-            region.size = max(region.size, use.total_bytes)
+        explicit_uses.setdefault(name, []).append(use)
+    for name, site_uses in explicit_uses.items():
+        _place_explicit(regions[name], site_uses, site_uses[0].temp_storage.sharing, placement)
     if implicit_name in regions:
         region = regions[implicit_name]
         for call in block_calls:
@@ -201,7 +230,10 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
                 raise TempStorageError(
                     f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; the calls "
                     f"using it ({', '.join(sorted(set(region.users)))}) need {region.size} bytes "
-                    f"(sharing={ts.sharing!r}); pass size_in_bytes>={region.size} or omit it to infer"
+                    f"(sharing={ts.sharing!r}"
+                    + ("; each TempStorage.reserve() array has bytes of its own"
+                       if _RESERVE_LABEL in region.users else "")
+                    + f"); pass size_in_bytes>={region.size} or omit it to infer"
                 )
             region.size = ts.size_in_bytes
     plan = StoragePlan(regions=regions, placement=placement)

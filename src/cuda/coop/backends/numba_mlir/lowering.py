@@ -254,7 +254,8 @@ class KernelState:
         located = []  # reservations, to locate a placement error when no call has scratch
         for name, res in self.reservations.items():
             uses.append(StorageUse(call=name, label="TempStorage.reserve()", instance_bytes=res.nbytes,
-                                   instance_align=res.alignment, instances=1, temp_storage=res.temp_storage))
+                                   instance_align=res.alignment, instances=1, temp_storage=res.temp_storage,
+                                   reserved=True))
             located.append(res)
         for name, call in self.calls.items():
             if not call.provider.has_storage:
