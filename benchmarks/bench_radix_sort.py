@@ -1,6 +1,6 @@
-"""Block radix sort of 2^24 uint32 keys in tiles of 128 threads x 16 keys.
+"""Block radix sort of 2^24 uint32 (or float16) keys in tiles of 128 threads x 16 keys.
 
-    python benchmarks/bench_radix_sort.py [--threads 128] [--items 16]
+    python benchmarks/bench_radix_sort.py [--threads 128] [--items 16] [--dtype uint32|float16]
 
 Each case loads a tile (``warp_transpose``: coalesced reads into the blocked
 layout), sorts it with a block radix sort and stores it, in (1) a cuda.coop
@@ -13,7 +13,8 @@ TopK (the 16 smallest keys per tile; built on the same radix sort, so it should
 cost the same) and TopK with ``algorithm="radix_select"`` (compared with the
 same CUB sort, as CUB has no block top-k).  Reports milliseconds, the coop/CUB ratio (CUB time / coop
 time: above 1 means coop is faster), sorted keys per second and GB/s (read +
-write), and the first-launch compile time of each coop kernel.
+write), and the first-launch compile time of each coop kernel.  ``--dtype float16``
+sorts ``__half`` keys (random finite values; the values of pairs stay uint32).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from common import (  # noqa: E402
     build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
 )
 
-N = 1 << 24  # uint32 keys
+N = 1 << 24  # keys
+# --dtype: NumPy name -> (C++ key type, bytes per key)
+KEY_TYPES = {"uint32": ("unsigned", 4), "float16": ("__half", 2)}
 CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16",
          "topk_min_16_select"]
 # CUB has no block top-k: both TopK rows compare with CUB's sort + taking the first 16.
@@ -41,26 +44,31 @@ CUB_KERNELS = r"""
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_store.cuh>
+#include <cuda_fp16.h>
 
+using KeyT = KEY_TYPE;
 constexpr int BT = THREADS, IPT = ITEMS, TILE = BT * IPT;
-using Load = cub::BlockLoad<unsigned, BT, IPT, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-using Store = cub::BlockStore<unsigned, BT, IPT, cub::BLOCK_STORE_WARP_TRANSPOSE>;
-using SortK = cub::BlockRadixSort<unsigned, BT, IPT>;
-using SortKV = cub::BlockRadixSort<unsigned, BT, IPT, unsigned>;
+using Load = cub::BlockLoad<KeyT, BT, IPT, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+using LoadV = cub::BlockLoad<unsigned, BT, IPT, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+using Store = cub::BlockStore<KeyT, BT, IPT, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+using SortK = cub::BlockRadixSort<KeyT, BT, IPT>;
+using SortKV = cub::BlockRadixSort<KeyT, BT, IPT, unsigned>;
 
 // CASE: 0 keys striped, 1 keys blocked, 2 keys descending striped, 3 pairs striped, 4 top-16 (sort, store 16)
 template <int CASE>
-__global__ void sort_tile(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vout) {
+__global__ void sort_tile(const KeyT* in, const unsigned* vin, KeyT* out, unsigned* vout) {
   __shared__ union {
     typename Load::TempStorage load;
+    typename LoadV::TempStorage load_v;
     typename Store::TempStorage store;
     typename SortK::TempStorage sort_k;
     typename SortKV::TempStorage sort_kv;
   } storage;
   const size_t base = size_t(blockIdx.x) * TILE;
-  unsigned keys[IPT], vals[IPT];
+  KeyT keys[IPT];
+  unsigned vals[IPT];
   Load(storage.load).Load(in + base, keys);
-  if (CASE == 3) { __syncthreads(); Load(storage.load).Load(vin + base, vals); }
+  if (CASE == 3) { __syncthreads(); LoadV(storage.load_v).Load(vin + base, vals); }
   __syncthreads();
   if (CASE == 0) {
     SortK(storage.sort_k).SortBlockedToStriped(keys);
@@ -89,19 +97,23 @@ CUB_SOURCE = CUB_KERNELS + r"""
 #include <cuda_runtime.h>
 
 template <int CASE>
-float bench(const unsigned* in, const unsigned* vin, unsigned* out, unsigned* vout, size_t n) {
+float bench(const KeyT* in, const unsigned* vin, KeyT* out, unsigned* vout, size_t n) {
   dim3 grid(unsigned(n / TILE));
   return coop_bench::median_ms([&] { sort_tile<CASE><<<grid, BT>>>(in, vin, out, vout); });
 }
 
 int main() {
   const size_t n = size_t(1) << 24;
-  unsigned *in, *vin, *out, *vout;
-  cudaMalloc(&in, n * 4); cudaMalloc(&vin, n * 4); cudaMalloc(&out, n * 4); cudaMalloc(&vout, n * 4);
+  KeyT *in, *out;
+  unsigned *vin, *vout;
+  cudaMalloc(&in, n * sizeof(KeyT)); cudaMalloc(&vin, n * 4); cudaMalloc(&out, n * sizeof(KeyT));
+  cudaMalloc(&vout, n * 4);
   unsigned* h = (unsigned*)malloc(n * 4);
+  KeyT* hk = (KeyT*)malloc(n * sizeof(KeyT));
   unsigned x = 12345u;
-  for (size_t i = 0; i < n; ++i) { x = x * 1664525u + 1013904223u; h[i] = x; }
-  cudaMemcpy(in, h, n * 4, cudaMemcpyHostToDevice);
+  // uint32: uniform bits; __half: uniform finite values in [-1000, 1000)
+  for (size_t i = 0; i < n; ++i) { x = x * 1664525u + 1013904223u; hk[i] = KeyT(KEY_FROM_BITS(x)); }
+  cudaMemcpy(in, hk, n * sizeof(KeyT), cudaMemcpyHostToDevice);
   for (size_t i = 0; i < n; ++i) h[i] = unsigned(i);
   cudaMemcpy(vin, h, n * 4, cudaMemcpyHostToDevice);
   printf("{\"keys_striped\": %f", bench<0>(in, vin, out, vout, n));
@@ -173,22 +185,32 @@ def kernels(ns, threads: int):
     }
 
 
-def _keys():
+def _keys(dtype: str = "uint32"):
     import numpy as np
 
     # Uniform random keys, like the C++ baseline's LCG (a radix sort's time does not
-    # depend on the values of uniform keys).
-    return np.random.default_rng(12345).integers(0, 1 << 32, size=N, dtype=np.uint32)
+    # depend on the values of uniform keys); float16: finite values in [-1000, 1000).
+    rng = np.random.default_rng(12345)
+    if dtype == "float16":
+        return rng.uniform(-1000, 1000, size=N).astype(np.float16)
+    return rng.integers(0, 1 << 32, size=N, dtype=np.uint32)
 
 
-def _buffers():
+def cxx(source: str, threads: int, items: int, dtype: str = "uint32") -> str:
+    """A C++ baseline for one tile shape and key type."""
+    key_from_bits = "(x)" if dtype == "uint32" else "(float((x >> 8) & 0xFFFF) / 32.768f - 1000.0f)"
+    return (specialize(source, threads, items).replace("KEY_TYPE", KEY_TYPES[dtype][0])
+            .replace("KEY_FROM_BITS(x)", key_from_bits))
+
+
+def _buffers(dtype: str = "uint32"):
     """Host keys and the device arrays every variant reads and writes."""
     import numpy as np
     from numba_cuda_mlir import cuda
 
-    host = _keys()
+    host = _keys(dtype)
     return (host, cuda.to_device(host), cuda.to_device(np.arange(N, dtype=np.uint32)),
-            cuda.device_array(N, dtype=np.uint32), cuda.device_array(N, dtype=np.uint32))
+            cuda.device_array(N, dtype=host.dtype), cuda.device_array(N, dtype=np.uint32))
 
 
 def _check(name: str, host, dst, vdst, tile: int) -> None:
@@ -211,11 +233,11 @@ def _check(name: str, host, dst, vdst, tile: int) -> None:
         assert np.array_equal(host[v], got), name
 
 
-def throughput(threads: int, items: int):
+def throughput(threads: int, items: int, dtype: str = "uint32"):
     from numba_cuda_mlir import cuda
 
     ns = vars(import_source(KERNEL_SOURCE, "bench_radix_sort_kernels"))
-    host, src, vals, dst, vdst = _buffers()
+    host, src, vals, dst, vdst = _buffers(dtype)
     grid = N // (threads * items)
     results, compile_s = {}, {}
     for name, kernel in kernels(ns, threads).items():
@@ -228,13 +250,13 @@ def throughput(threads: int, items: int):
     return results, compile_s
 
 
-def nvrtc_baseline(threads: int, items: int) -> dict:
+def nvrtc_baseline(threads: int, items: int, dtype: str = "uint32") -> dict:
     """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
     from numba_cuda_mlir import cuda
 
-    source = specialize(CUB_KERNELS, threads, items)
+    source = cxx(CUB_KERNELS, threads, items, dtype)
     launches = build_nvrtc_kernels(source, [f"sort_tile<{i}>" for i in range(5)])
-    host, src, vals, dst, vdst = _buffers()
+    host, src, vals, dst, vdst = _buffers(dtype)
     grid = N // (threads * items)
     results = {}
     for i, name in enumerate(CASES[:5]):
@@ -250,12 +272,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=128)
     parser.add_argument("--items", type=int, default=16)
+    parser.add_argument("--dtype", choices=sorted(KEY_TYPES), default="uint32")
     args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "keys": N}
-    report["coop_ms"], report["coop_first_launch_s"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "radix_sort")
-    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
-    print(f"\nblock radix sort of 2^24 uint32 keys, {args.threads} threads x {args.items} keys per tile")
+    key_bytes = KEY_TYPES[args.dtype][1]
+    report = {"threads": args.threads, "items_per_thread": args.items, "keys": N, "dtype": args.dtype}
+    report["coop_ms"], report["coop_first_launch_s"] = throughput(args.threads, args.items, args.dtype)
+    suffix = "" if args.dtype == "uint32" else f"_{args.dtype}"
+    report["cub_ms"] = nvcc_baseline_ms(cxx(CUB_SOURCE, args.threads, args.items, args.dtype), "radix_sort" + suffix)
+    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items, args.dtype)
+    print(f"\nblock radix sort of 2^24 {args.dtype} keys, {args.threads} threads x {args.items} keys per tile")
     print(f"{'case':26s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} "
           f"{'coop/NVRTC':>10s} {'Gkeys/s':>8s} {'GB/s':>7s} {'compile s':>10s}")
     cub = report.get("cub_ms", {})
@@ -264,14 +289,16 @@ def main(argv=None):
         c = cub.get(CUB_CASE.get(name, name))
         r = nv.get(CUB_CASE.get(name, name))
         ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        words = 4 if name.startswith("pairs") else (1 if name.startswith("topk") else 2)  # 4-byte words per key
-        gbs = words * N * 4 / (ms * 1e-3) / 1e9
+        # bytes moved per key: read + write (pairs: and the uint32 value; TopK: read only)
+        moved = (2 * (key_bytes + 4) if name.startswith("pairs")
+                 else (key_bytes if name.startswith("topk") else 2 * key_bytes))
+        gbs = moved * N / (ms * 1e-3) / 1e9
         print(f"{name:26s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {r:9.3f} {r / ms:10.3f} "
               f"{N / (ms * 1e-3) / 1e9:8.2f} {gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")
     print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
           "compiler) / coop ms")
     per_launch_table(report, "case", rename=dict.fromkeys(("cub_ms", "cub_nvrtc_ms"), lambda k: CUB_CASE.get(k, k)))
-    write_results("radix_sort", report)
+    write_results("radix_sort" + suffix, report)
     return report
 
 
