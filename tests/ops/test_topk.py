@@ -30,8 +30,10 @@ _VARIANTS = [
     ("topk_max_keys", f"k={STATIC_K}", None, STATIC_K, False),
     ("topk_min_pairs", "k=kr, valid_items=vi", "index", "rt", True),
     ("topk_max_pairs", "k=kr, valid_items=vi", "index", "rt", True),
-    ("topk_max_keys", "k=kr", None, "rt", False),
-    ("topk_min_pairs", "k=kr", "other", "rt", False),
+    # k by position after the operands (NVIDIA's spelling), runtime and compile-time.
+    ("topk_max_keys", "kr", None, "rt", False),
+    ("topk_min_pairs", "kr", "other", "rt", False),
+    ("topk_min_keys", f"{STATIC_K}, valid_items=vi", None, STATIC_K, True),
 ]
 ALGORITHMS = ["radix_sort", "radix_select"]
 # (row, op, kwargs, values, k, valid_items used)

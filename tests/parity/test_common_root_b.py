@@ -309,7 +309,7 @@ def _topk_partial(source, top, bottom, kept, k, valid, begin_bit, end_bit):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK k positional is refused (keyword-only here)")
+@pytest.mark.xfail(strict=True, reason="parity gap: TopK begin_bit/end_bit (a bit range of the key) are not accepted")
 def test_topk_keys_partial_tile_and_bit_range(rng, dtype):
     """Mirrors test_common_root_topk.py::test_common_and_qualified_partial_topk_match_bit_ordered_oracle_and_preserve_input."""
     values = _keys(rng, dtype, 64)
@@ -343,7 +343,6 @@ def _topk_pairs(keys_in, values_in, tk, tv, bk, bv, k, valid):
             bv[j] = lo[1][i]
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK k positional is refused (keyword-only here)")
 def test_topk_pairs_runtime_k(rng):
     """Mirrors test_common_root_topk.py::test_common_topk_pairs_match_qualified_oracles_and_preserve_association."""
     keys = rng.permutation(np.arange(-32, 32, dtype=np.int32))
@@ -376,7 +375,6 @@ def _topk_full(source, top, bottom, k):
 
 
 @pytest.mark.parametrize("k", [1, 64])
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK k positional is refused (keyword-only here)")
 def test_topk_keys_k_boundaries(rng, k):
     """Mirrors test_common_root_topk.py::test_common_and_qualified_full_topk_cover_k_boundaries."""
     values = _keys(rng, np.int32, 64)

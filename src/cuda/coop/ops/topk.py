@@ -69,6 +69,7 @@ _DOC_COMMON = """
         ``K`` keys per thread in the blocked layout (thread ``t`` holds tile
         positions ``t*K .. t*K + K-1``).  Any numeric dtype.  Not modified.{values}
     k : int
+        By position after the operands (as in NVIDIA's cuda.coop) or as ``k=``.
         How many keys to select: compile-time (``0 <= k <= N``, checked) or a
         runtime value uniform across the block (values below 0 select nothing,
         values above ``N`` everything).
@@ -85,7 +86,7 @@ _DOC_COMMON = """
 
 
 @kernel_function
-def topk_min_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort", temp_storage=None):
+def topk_min_keys(block, keys, /, k, *, valid_items=None, algorithm="radix_sort", temp_storage=None):
     """The ``k`` smallest keys of the block's tile.
 
     Returns
@@ -104,7 +105,7 @@ def topk_min_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort"
 
 
 @kernel_function
-def topk_max_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort", temp_storage=None):
+def topk_max_keys(block, keys, /, k, *, valid_items=None, algorithm="radix_sort", temp_storage=None):
     """The ``k`` largest keys of the block's tile.
 
     Returns
@@ -115,7 +116,7 @@ def topk_max_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort"
 
 
 @kernel_function
-def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="radix_sort",
+def topk_min_pairs(block, keys, values, /, k, *, valid_items=None, algorithm="radix_sort",
                    temp_storage=None):
     """The ``k`` smallest keys of the block's tile, each with its value.
 
@@ -129,7 +130,7 @@ def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="ra
 
 
 @kernel_function
-def topk_max_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="radix_sort",
+def topk_max_pairs(block, keys, values, /, k, *, valid_items=None, algorithm="radix_sort",
                    temp_storage=None):
     """The ``k`` largest keys of the block's tile, each with its value.
 
@@ -189,7 +190,9 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     if values is not None:
         vp, vdt = value_dtype(call, kp, values)
     if not v.is_given(k):
-        raise MissingArgumentError(f"{call}: k= is required (how many keys to select); pass an int, e.g. k=8")
+        raise MissingArgumentError(
+            f"{call}: k is required (how many keys to select); pass an int after the operands or as k=, "
+            "e.g. k=8")
     kk = v.optional_int_operand(call, "k", k)
     k_static = None
     if kk.is_literal:
@@ -217,22 +220,22 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     )
 
 
-def plan_topk_min_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+def plan_topk_min_keys(block, keys, /, k=OMITTED, *, valid_items=OMITTED, algorithm=OMITTED,
                        temp_storage=OMITTED) -> CallPlan:
     return _plan("topk_min_keys", False, block, keys, None, k, valid_items, algorithm, temp_storage)
 
 
-def plan_topk_max_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+def plan_topk_max_keys(block, keys, /, k=OMITTED, *, valid_items=OMITTED, algorithm=OMITTED,
                        temp_storage=OMITTED) -> CallPlan:
     return _plan("topk_max_keys", True, block, keys, None, k, valid_items, algorithm, temp_storage)
 
 
-def plan_topk_min_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+def plan_topk_min_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTED, algorithm=OMITTED,
                         temp_storage=OMITTED) -> CallPlan:
     return _plan("topk_min_pairs", False, block, keys, values, k, valid_items, algorithm, temp_storage)
 
 
-def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
+def plan_topk_max_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTED, algorithm=OMITTED,
                         temp_storage=OMITTED) -> CallPlan:
     return _plan("topk_max_pairs", True, block, keys, values, k, valid_items, algorithm, temp_storage)
 

@@ -356,8 +356,9 @@ def kernel_state(lower) -> KernelState:
 def _bound_vars(op_spec, args, kws):
     import inspect
 
+    # Operands, then the controls that may also come by position (TopK's k).
     names = [p.name for p in op_spec.signature.parameters.values()
-             if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     bound = dict(zip(names, args))
     bound.update({k: v for k, v in kws if k not in HIDDEN_KEYWORDS})
     return bound
