@@ -221,7 +221,6 @@ def _transposing_load_store(source, loaded, full, partial_a, partial_b, warp_loa
     warp_loaded[t * _IPT + 1] = wpart[1]
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.load() does not return its payload for store(value=...)")
 def test_transposing_load_store_with_offsets_keeps_the_payload(rng):
     """Mirrors test_common_root_load_store.py::test_common_root_load_store_runs_for_block_and_physical_warp."""
     values = rng.integers(-10**6, 10**6, 128, dtype=np.int32)

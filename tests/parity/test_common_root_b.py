@@ -475,7 +475,6 @@ def _load_result_sorted(source, sorted_out):
     coop.store(block, sorted_out, coop.radix_sort_keys(block, loaded))
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.load() does not return its payload")
 def test_load_result_feeds_radix_sort(rng):
     """Mirrors test_common_root_payload_inference.py::test_load_result_feeds_radix_sort."""
     values = rng.integers(-1000, 1000, _N, dtype=np.int32)

@@ -424,6 +424,10 @@ def _lower_operation(lower, target, args, kws, op_spec):
     C.call_void(lower, provider.symbol, operands, operand_types)
     if plan.result is None:
         return
+    if isinstance(plan.result, spec.OperandResult):
+        # The operand itself (filled in place by the call), not a copy.
+        lower.store_var(target, lower.load_var(bound[plan.result.source]))
+        return
     values = []
     for res, array in results:
         if isinstance(res, spec.ScalarResult):
@@ -434,7 +438,7 @@ def _lower_operation(lower, target, args, kws, op_spec):
 
 
 def _flatten_results(result):
-    if result is None:
+    if result is None or isinstance(result, spec.OperandResult):
         return []
     if isinstance(result, spec.TupleResult):
         return list(result.items)

@@ -178,7 +178,12 @@ def _op_template(op_spec):
         @located
         def generic(self, args, kws):
             plan = plan_call(op_spec, args, kws)
-            return signature(result_type(plan.result), *args, *kws.values())
+            if isinstance(plan.result, spec.OperandResult):
+                # The call hands back one of its operands: the result has that operand's type.
+                restype = args[op_spec.positional_index(plan.result.source)]
+            else:
+                restype = result_type(plan.result)
+            return signature(restype, *args, *kws.values())
 
     CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
     return CoopOpTemplate
