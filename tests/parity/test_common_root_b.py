@@ -406,15 +406,8 @@ def _decode(values, lengths, window_offset, decoded_out, relative_out, totals):
     totals[t] = total[0]
 
 
-_SIGNED_OR_UINT64_WINDOW = pytest.mark.xfail(
-    strict=True, reason="parity gap: uint64 decoded_window_offset and signed total_decoded_size are refused")
-
-
 @pytest.mark.parametrize("value_dtype,length_dtype", [
-    pytest.param(np.uint8, np.uint64, marks=_SIGNED_OR_UINT64_WINDOW),
-    pytest.param(np.int32, np.int32, marks=_SIGNED_OR_UINT64_WINDOW),
-    (np.uint32, np.uint32),
-    pytest.param(np.int64, np.int64, marks=_SIGNED_OR_UINT64_WINDOW),
+    (np.uint8, np.uint64), (np.int32, np.int32), (np.uint32, np.uint32), (np.int64, np.int64),
     (np.uint64, np.uint32)])
 def test_run_length_decode_window_dtypes(rng, value_dtype, length_dtype):
     """Mirrors test_common_root_run_length_decode.py::test_common_and_qualified_run_length_decode_match_window_oracle_and_preserve_inputs."""
