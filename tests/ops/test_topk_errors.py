@@ -113,3 +113,18 @@ def test_unknown_algorithm_lists_both():
     msg = str(info.value)
     assert "algorithm='bitonic'" in msg and "'radix_sort'" in msg and "'radix_select'" in msg
     assert_points_at_user_line(info, module, "bitonic")
+
+
+@pytest.mark.parametrize("bits,cls,parts", [
+    ("begin_bit=40", coop.InvalidArgumentValueError, ["begin_bit=40", "[0, 32]"]),
+    ("begin_bit=8, end_bit=8", coop.InvalidArgumentValueError, ["begin_bit=8 and end_bit=8", "select no bits"]),
+    ("end_bit=2.5", coop.InvalidArgumentTypeError, ["end_bit=", "integer"]),
+], ids=["outside", "empty", "float"])
+def test_bit_range(bits, cls, parts):
+    info, module = fails(f"""
+        out = coop.topk_max_keys(coop.this_block(), keys, 3, {bits})
+    """)
+    assert isinstance(info.value, cls), info.value
+    for part in parts:
+        assert part in str(info.value), (part, str(info.value))
+    assert_points_at_user_line(info, module, "coop.topk_max_keys(")

@@ -309,7 +309,6 @@ def _topk_partial(source, top, bottom, kept, k, valid, begin_bit, end_bit):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK begin_bit/end_bit (a bit range of the key) are not accepted")
 def test_topk_keys_partial_tile_and_bit_range(rng, dtype):
     """Mirrors test_common_root_topk.py::test_common_and_qualified_partial_topk_match_bit_ordered_oracle_and_preserve_input."""
     values = _keys(rng, dtype, 64)
