@@ -61,9 +61,10 @@ def check(info, cls, *parts):
     assert "coop.exchange()" in msg
 
 
-def test_mode_is_required():
-    info, module = compile_error("x = coop.exchange(coop.this_block(), a)\n")
-    check(info, coop.MissingArgumentError, "mode is required", "'striped_to_blocked'", "'scatter_to_striped_flagged'")
+def test_default_mode_takes_no_ranks():
+    # mode= defaults to "striped_to_blocked" (NVIDIA's default), which has no use for ranks=.
+    info, module = compile_error("x = coop.exchange(coop.this_block(), a, ranks=r)\n")
+    check(info, coop.CoopError, "ranks", "mode='striped_to_blocked'", "'scatter_to_*'")
     assert_at_line(info, module, "coop.exchange(")
 
 

@@ -242,6 +242,63 @@ def test_total_decoded_size_and_decoded_offset_dtype(odt):
         np.testing.assert_array_equal(into_rel[b], expected_rel, err_msg="into relative offsets " + label)
 
 
+def wide_kernel():
+    """Outputs in the run lengths' dtype (NVIDIA's tests): relative offsets, total, window offset."""
+    return module_from_source("""
+@cuda.jit
+def kernel(values, lengths, woff, win, rel_out, tot_out):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    v = coop.ThreadData(2, dtype=values.dtype)
+    l = coop.ThreadData(2, dtype=lengths.dtype)
+    coop.load(block, values, v, offset=b * cuda.blockDim.x * 2)
+    coop.load(block, lengths, l, offset=b * cuda.blockDim.x * 2)
+    rel = coop.ThreadData(3, dtype=lengths.dtype)
+    tot = coop.ThreadData(1, dtype=lengths.dtype)
+    w = coop.run_length_decode(block, v, l, decoded_items_per_thread=3, decoded_window_offset=woff[b],
+                               relative_offsets=rel, total_decoded_size=tot)
+    for i in range(3):
+        win[b, tid * 3 + i] = w[i]
+        rel_out[b, tid * 3 + i] = rel[i]
+    tot_out[b, tid] = tot[0]
+""").kernel
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ldt", ["int32", "int64", "uint32", "uint64"])
+def test_window_offset_total_and_relative_offsets_in_the_lengths_dtype(ldt):
+    """Signed totals/relative offsets (-1 past the total) and a window offset of the lengths' dtype,
+    uint64 included: block 0 has ordinary runs, block 1 one run of the dtype's maximum length
+    (a window at its very end), and for uint64 offsets near 2**64 that must not wrap around."""
+    from numba_cuda_mlir import cuda
+
+    ld = np.dtype(ldt)
+    lmax = int(np.iinfo(ld).max)
+    threads, rng = 64, np.random.default_rng(5)
+    values = rng.integers(1, 200, size=(4, threads * 2)).astype(np.uint8)
+    lengths = np.zeros((4, threads * 2), dtype=ld)
+    lengths[0, :9] = rng.integers(1, 5, size=9)
+    lengths[1:, 0] = lmax
+    woff = np.array([4, lmax - 5, lmax - 1, lmax], dtype=ld)
+    if ldt == "uint64":
+        woff[2] = 2**64 - 5  # 5 short of the end: block 0's window would wrap without saturation
+        lengths[2, 0] = 3
+    win = np.full((4, threads * 3), 77, dtype=np.uint8)
+    rel_out = np.zeros((4, threads * 3), dtype=ld)
+    tot_out = np.zeros((4, threads), dtype=ld)
+    wide_kernel()[4, threads](values.reshape(-1), lengths.reshape(-1), woff, win, rel_out, tot_out)
+    cuda.synchronize()
+    for b in range(4):
+        runs_b = lengths[b].reshape(threads, 2)
+        w, r, total = ref.decode_window(values[b].reshape(threads, 2), runs_b, threads, 3,
+                                        window_offset=int(woff[b]), relative_dtype=ldt)
+        label = f"{ldt} block#{b} offset={int(woff[b])}"
+        np.testing.assert_array_equal(win[b].reshape(threads, 3), w, err_msg="window " + label)
+        np.testing.assert_array_equal(rel_out[b].reshape(threads, 3), r, err_msg="relative " + label)
+        assert (tot_out[b] == min(total, lmax)).all(), label
+
+
 @pytest.mark.gpu
 def test_run_length_decode_multidimensional_block():
     run_rld("float32", "int32", 3, 4, "int32", block=(8, 4, 2), seed=4)
@@ -272,6 +329,18 @@ def test_reference_window_is_blocked_with_defaults_past_the_end():
     assert w.tolist() == [[1, 2], [2, -1]]  # positions 2, 3 | 4, 5
     assert rel.tolist() == [[2, 0], [1, 65535]]
     assert ref.decode_window(values, lengths, 2, 2, window_offset=-9)[0].tolist() == [[1, 1], [1, 2]]
+
+
+@pytest.mark.unit
+def test_reference_signed_relative_offsets_and_huge_window_offsets():
+    values = np.array([[1], [2]], dtype=np.uint8)
+    lengths = np.array([[2**64 - 1], [0]], dtype=np.uint64)
+    w, rel, total = ref.decode_window(values, lengths, 2, 2, window_offset=2**64 - 3, relative_dtype="int64")
+    assert total == 2**64 - 1
+    assert w.tolist() == [[1, 1], [0, 0]]  # positions 2**64-3, -2 | -1 (past the total), 2**64
+    assert rel.tolist() == [[-3, -2], [-1, -1]]  # index 2**64-3 as int64 is -3; past the total: -1
+    _, rel, _ = ref.decode_window(values, np.array([[1], [0]], np.int32), 2, 2, relative_dtype="int32")
+    assert rel.tolist() == [[0, -1], [-1, -1]]
 
 
 @pytest.mark.unit

@@ -182,6 +182,8 @@ int main() {
 
 @pytest.mark.parametrize("op,vdt,ldt,runs,decoded,threads", [
     ("window", "float32", "int32", 3, 4, 8), ("window", "int8", "uint16", 1, 5, 6),
+    # a uint64 window offset (NVIDIA's uint64 lengths): offsets near 2**64 never wrap around
+    ("window_u64", "uint8", "uint64", 2, 3, 8),
     ("into", "float64", "int8", 2, 1, 5), ("into", "uint8", "int64", 3, 16, 4), ("into", "int16", "uint8", 2, 3, 7),
 ])
 def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path):
@@ -197,9 +199,12 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
         pytest.skip("g++ is not installed")
     i64, vd, ld = np.dtype("int64"), np.dtype(vdt), np.dtype(ldt)
     d = ScalarArg(i64, decoded)
+    unsigned_offset = op == "window_u64"
+    op = "window" if unsigned_offset else op
     if op == "window":
+        woff_t = np.dtype("uint64") if unsigned_offset else i64
         plan = rl.plan_run_length_decode(GroupArg("block"), PayloadArg(vd, runs), PayloadArg(ld, runs),
-                                         decoded_items_per_thread=d, decoded_window_offset=ScalarArg(i64),
+                                         decoded_items_per_thread=d, decoded_window_offset=ScalarArg(woff_t),
                                          relative_offsets=PayloadArg(np.dtype("int32"), decoded),
                                          return_total=ScalarArg(None, True, "bool"))
     else:
@@ -223,12 +228,20 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
         elif trial == 2:
             lengths[:] = 1
         lengths = lengths.astype(ld).reshape(threads, runs)
+        if unsigned_offset and trial == 3:
+            lengths[:] = 0
+            lengths[0, 0] = np.iinfo(ld).max  # the largest total: a window at its end
         values = rng.integers(1, 100, size=threads * runs).astype(vd).reshape(threads, runs)
         offsets, total = ref.run_offsets(lengths)
         table = " ".join(f"{float(v)} {int(o)}" for v, o in zip(values.reshape(-1), offsets))
         if op == "window":
-            for woff in (0, 3, -5, total - 2, total + 7, window, 10**12):
-                cases.append(f"{total} {woff} 0 {table}")
+            offsets_tried = (0, 3, -5, total - 2, total + 7, window, 10**12)
+            if unsigned_offset:
+                offsets_tried = (0, 3, max(total - 2, 0), total + 7, total - 6, 2**63 + 1, 2**64 - 5, 2**64 - 1)
+            for woff in offsets_tried:
+                woff %= 2**64 if unsigned_offset else 2**128
+                # the harness reads a long long: a uint64 offset travels as its bit pattern
+                cases.append(f"{total} {woff - 2**64 if woff >= 2**63 else woff} 0 {table}")
                 expected.append(ref.decode_window(values, lengths, threads, decoded, window_offset=woff,
                                                   relative_dtype="int32") + (None,))
         else:
@@ -253,5 +266,5 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
             got = np.array([float(x) for x in out[pos:pos + len(dst)]])
             pos += len(dst)
             np.testing.assert_array_equal(got, dst.astype(float))
-        assert out[pos] == f"T {total}"
+        assert out[pos] == f"T {min(total, 2**63 - 1)}"  # the int64 total saturates
         pos += 1

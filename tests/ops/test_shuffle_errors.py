@@ -27,9 +27,11 @@ def test_block_only(group):
     assert_at_line(info, module, "coop.shuffle(")
 
 
-def test_mode_is_required():
-    info, module = compile_error("y = coop.shuffle(coop.this_block(), a)\n")
-    check(info, coop.MissingArgumentError, "mode is required", "'up', 'down', 'offset' or 'rotate'")
+def test_default_mode_down_needs_a_payload():
+    # mode= defaults to "down" (NVIDIA's default); a scalar needs mode="offset"/"rotate" written out.
+    info, module = compile_error("y = coop.shuffle(coop.this_block(), a[0])\n")
+    check(info, coop.InvalidArgumentTypeError, "mode='down' (the default)", "coop.ThreadData tile",
+          "mode='offset'")
     assert_at_line(info, module, "coop.shuffle(")
 
 

@@ -46,7 +46,7 @@ _ARRAY = spec.ArrayArg(np.dtype("int32"), 1, True)
 SAMPLE_CALLS = {
     "load": ((_BLOCK, _ARRAY, spec.PayloadArg(None, 4)), {}),
     "store": ((_BLOCK, _ARRAY, _payload()), {}),
-    "exchange": ((_BLOCK, _payload()), {"mode": spec.StringArg("blocked_to_striped")}),
+    "exchange": ((_BLOCK, _payload()), {}),
     "merge_sort_keys": ((_BLOCK, _payload()), {}),
     "merge_sort_pairs": ((_BLOCK, _payload(), _payload("float32")), {}),
     "radix_sort_keys": ((_BLOCK, _payload()), {}),
@@ -57,7 +57,7 @@ SAMPLE_CALLS = {
     "topk_max_keys": ((_BLOCK, _payload()), {"k": _literal(4)}),
     "topk_min_pairs": ((_BLOCK, _payload(), _payload("float32")), {"k": _literal(4)}),
     "topk_max_pairs": ((_BLOCK, _payload(), _payload("float32")), {"k": _literal(4)}),
-    "shuffle": ((_BLOCK, _payload()), {"mode": spec.StringArg("up")}),
+    "shuffle": ((_BLOCK, _payload()), {}),
     "adjacent_difference": ((_BLOCK, _payload()), {}),
     "discontinuity": ((_BLOCK, _payload()), {}),
     "histogram": ((_BLOCK, _payload("uint8")), {"bins": _literal(256)}),

@@ -30,8 +30,29 @@ def test_k_is_required():
         out = coop.topk_min_keys(coop.this_block(), keys)
     """)
     assert isinstance(info.value, coop.MissingArgumentError)
-    assert "k= is required" in str(info.value)
+    assert "k is required" in str(info.value) and "k=" in str(info.value)
     assert_points_at_user_line(info, module, "coop.topk_min_keys(")
+
+
+@pytest.mark.parametrize("call", ["coop.topk_min_keys(coop.this_block(), keys, 3, k=3)",
+                                  "coop.topk_max_pairs(coop.this_block(), keys, vals, n, k=3)"])
+def test_k_given_twice(call):
+    info, module = fails(f"""
+        out = {call}
+    """)
+    assert isinstance(info.value, coop.ConflictingArgumentsError), info.value
+    msg = str(info.value)
+    assert "k is given twice" in msg and "k=" in msg and "pass it once" in msg, msg
+    assert_points_at_user_line(info, module, "coop.topk_")
+
+
+def test_too_many_positional_operands():
+    info, module = fails("""
+        out = coop.topk_min_keys(coop.this_block(), keys, 3, 5)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentTypeError), info.value
+    msg = str(info.value)
+    assert "takes 3 positional operands (block, keys, k)" in msg and "valid_items=" in msg, msg
 
 
 def test_static_k_negative():
@@ -92,3 +113,18 @@ def test_unknown_algorithm_lists_both():
     msg = str(info.value)
     assert "algorithm='bitonic'" in msg and "'radix_sort'" in msg and "'radix_select'" in msg
     assert_points_at_user_line(info, module, "bitonic")
+
+
+@pytest.mark.parametrize("bits,cls,parts", [
+    ("begin_bit=40", coop.InvalidArgumentValueError, ["begin_bit=40", "[0, 32]"]),
+    ("begin_bit=8, end_bit=8", coop.InvalidArgumentValueError, ["begin_bit=8 and end_bit=8", "select no bits"]),
+    ("end_bit=2.5", coop.InvalidArgumentTypeError, ["end_bit=", "integer"]),
+], ids=["outside", "empty", "float"])
+def test_bit_range(bits, cls, parts):
+    info, module = fails(f"""
+        out = coop.topk_max_keys(coop.this_block(), keys, 3, {bits})
+    """)
+    assert isinstance(info.value, cls), info.value
+    for part in parts:
+        assert part in str(info.value), (part, str(info.value))
+    assert_points_at_user_line(info, module, "coop.topk_max_keys(")

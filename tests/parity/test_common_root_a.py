@@ -178,16 +178,17 @@ def _exchanges(source, out):
         out[4 * n + k] = d[i]
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.exchange() without mode= is refused (NVIDIA defaults it)")
 def test_block_and_warp_exchange_defaults_and_modes(rng):
     """Mirrors test_common_root_exchange.py::test_common_exchange_matches_qualified_numba_and_independent_oracle."""
     values = rng.integers(-10**6, 10**6, 64 * _XIPT, dtype=np.int32)
     out = poison(5 * values.size, np.int32)
     _exchanges[1, 64](values, out)
     cuda.synchronize()
-    # Default mode is striped_to_blocked: thread t's item i is element t + i*threads.
-    to_blocked = lambda v, thr: v.reshape(_XIPT, thr).T.reshape(-1)  # noqa: E731
-    to_striped = lambda v, thr: v.reshape(thr, _XIPT).T.reshape(-1)  # noqa: E731
+    # Default mode is striped_to_blocked: the input slot (t, i) is read as tile position
+    # t + i*threads and handed back blocked (out[t*K + i] = tile[t*K + i]), so the output is
+    # the input seen as [K, threads] in tile order; blocked_to_striped is the inverse.
+    to_blocked = lambda v, thr: v.reshape(thr, _XIPT).T.reshape(-1)  # noqa: E731
+    to_striped = lambda v, thr: v.reshape(_XIPT, thr).T.reshape(-1)  # noqa: E731
     warps = values.reshape(2, -1)
     expected = [values, to_blocked(values, 64), to_striped(values, 64),
                 np.concatenate([to_blocked(w, 32) for w in warps]),
@@ -220,7 +221,6 @@ def _transposing_load_store(source, loaded, full, partial_a, partial_b, warp_loa
     warp_loaded[t * _IPT + 1] = wpart[1]
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.load() does not return its payload for store(value=...)")
 def test_transposing_load_store_with_offsets_keeps_the_payload(rng):
     """Mirrors test_common_root_load_store.py::test_common_root_load_store_runs_for_block_and_physical_warp."""
     values = rng.integers(-10**6, 10**6, 128, dtype=np.int32)
@@ -264,7 +264,6 @@ def _shuffles(source, out):
             out[3 * n + k] = up[i]
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.shuffle() without mode= is refused (NVIDIA defaults it)")
 def test_item_shuffle_in_a_3d_block(rng):
     """Mirrors test_common_root_shuffle.py::test_common_shuffle_matches_qualified_numba_and_independent_oracle_twice."""
     for _ in range(2):

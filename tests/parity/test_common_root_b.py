@@ -309,7 +309,6 @@ def _topk_partial(source, top, bottom, kept, k, valid, begin_bit, end_bit):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK k positional is refused (keyword-only here)")
 def test_topk_keys_partial_tile_and_bit_range(rng, dtype):
     """Mirrors test_common_root_topk.py::test_common_and_qualified_partial_topk_match_bit_ordered_oracle_and_preserve_input."""
     values = _keys(rng, dtype, 64)
@@ -343,7 +342,6 @@ def _topk_pairs(keys_in, values_in, tk, tv, bk, bv, k, valid):
             bv[j] = lo[1][i]
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK k positional is refused (keyword-only here)")
 def test_topk_pairs_runtime_k(rng):
     """Mirrors test_common_root_topk.py::test_common_topk_pairs_match_qualified_oracles_and_preserve_association."""
     keys = rng.permutation(np.arange(-32, 32, dtype=np.int32))
@@ -376,7 +374,6 @@ def _topk_full(source, top, bottom, k):
 
 
 @pytest.mark.parametrize("k", [1, 64])
-@pytest.mark.xfail(strict=True, reason="parity gap: TopK k positional is refused (keyword-only here)")
 def test_topk_keys_k_boundaries(rng, k):
     """Mirrors test_common_root_topk.py::test_common_and_qualified_full_topk_cover_k_boundaries."""
     values = _keys(rng, np.int32, 64)
@@ -408,15 +405,8 @@ def _decode(values, lengths, window_offset, decoded_out, relative_out, totals):
     totals[t] = total[0]
 
 
-_SIGNED_OR_UINT64_WINDOW = pytest.mark.xfail(
-    strict=True, reason="parity gap: uint64 decoded_window_offset and signed total_decoded_size are refused")
-
-
 @pytest.mark.parametrize("value_dtype,length_dtype", [
-    pytest.param(np.uint8, np.uint64, marks=_SIGNED_OR_UINT64_WINDOW),
-    pytest.param(np.int32, np.int32, marks=_SIGNED_OR_UINT64_WINDOW),
-    (np.uint32, np.uint32),
-    pytest.param(np.int64, np.int64, marks=_SIGNED_OR_UINT64_WINDOW),
+    (np.uint8, np.uint64), (np.int32, np.int32), (np.uint32, np.uint32), (np.int64, np.int64),
     (np.uint64, np.uint32)])
 def test_run_length_decode_window_dtypes(rng, value_dtype, length_dtype):
     """Mirrors test_common_root_run_length_decode.py::test_common_and_qualified_run_length_decode_match_window_oracle_and_preserve_inputs."""
@@ -477,7 +467,6 @@ def _load_result_sorted(source, sorted_out):
     coop.store(block, sorted_out, coop.radix_sort_keys(block, loaded))
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.load() does not return its payload")
 def test_load_result_feeds_radix_sort(rng):
     """Mirrors test_common_root_payload_inference.py::test_load_result_feeds_radix_sort."""
     values = rng.integers(-1000, 1000, _N, dtype=np.int32)

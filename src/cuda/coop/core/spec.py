@@ -25,7 +25,7 @@ import numpy as np
 __all__ = [
     "GroupArg", "ArrayArg", "PayloadArg", "ScalarArg", "StringArg", "NoneArg", "DtypeArg",
     "TempStorageArg", "DeviceFunctionArg", "OperatorArg", "UnsupportedArg", "Omitted", "OMITTED",
-    "ScalarResult", "PayloadResult", "TupleResult",
+    "ScalarResult", "PayloadResult", "TupleResult", "OperandResult",
     "AbiOperand", "PointerTo", "Callback", "StorageNeed", "CallPlan", "LaunchFacts", "CppProvider",
     "AlgorithmSpec", "OpSpec", "describe", "python_operator",
 ]
@@ -229,6 +229,14 @@ class TupleResult:
 
 
 @dataclass(frozen=True)
+class OperandResult:
+    """The call returns its positional operand ``source`` itself, filled in place (no new
+    payload): ``coop.load`` returns its ``output``, as NVIDIA's cuda.coop does."""
+
+    source: str
+
+
+@dataclass(frozen=True)
 class AbiOperand:
     """One parameter of the provider's ``extern "C"`` function, in order.
 
@@ -368,7 +376,7 @@ class CallPlan:
     op: str
     family: str
     group: GroupArg
-    result: Any  # None | ScalarResult | PayloadResult | TupleResult
+    result: Any  # None | ScalarResult | PayloadResult | TupleResult | OperandResult
     operands: tuple  # of AbiOperand
     storage: StorageNeed | None
     temp_storage: str | None  # name of the bound argument holding an explicit TempStorage

@@ -234,15 +234,18 @@ def require_numeric_operand(call: str, label: str, arg) -> ScalarArg:
     return arg
 
 
-def optional_int_operand(call: str, label: str, arg, *, hint: str = "") -> ScalarArg | None:
-    """A runtime or literal integer control (``valid_items``, ``offset``) or None."""
+def optional_int_operand(call: str, label: str, arg, *, hint: str = "",
+                         allow_uint64: bool = False) -> ScalarArg | None:
+    """A runtime or literal integer control (``valid_items``, ``offset``) or None.
+
+    ``allow_uint64``: the caller passes a uint64 value on as uint64 (not as int64)."""
     if not is_given(arg):
         return None
     if not isinstance(arg, ScalarArg) or arg.dtype is None or not is_integer(arg.dtype):
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} must be an integer{hint}; convert it with int(...)"
         )
-    if arg.dtype == np.dtype("uint64"):
+    if arg.dtype == np.dtype("uint64") and not allow_uint64:
         raise InvalidArgumentTypeError(
             f"{call}: {label} is uint64, which does not convert to int64 losslessly; pass a "
             "signed integer (e.g. np.int64(...))"

@@ -87,7 +87,7 @@ _HEADERS = {"block": ("cub/block/block_exchange.cuh",), "warp": ("cub/warp/warp_
 # --------------------------------------------------------------------------------------
 
 @kernel_function
-def exchange(group, value, /, *, mode, ranks=None, valid_flags=None, warp_time_slicing=False,
+def exchange(group, value, /, *, mode="striped_to_blocked", ranks=None, valid_flags=None, warp_time_slicing=False,
              temp_storage=None):
     """Rearrange the group's tile from one per-thread layout to another.
 
@@ -99,7 +99,8 @@ def exchange(group, value, /, *, mode, ranks=None, valid_flags=None, warp_time_s
     value : coop.ThreadData
         ``K`` items per thread in the mode's source layout.  Not modified.
     mode : str
-        Required.  Every group: ``"striped_to_blocked"``, ``"blocked_to_striped"``.
+        Default ``"striped_to_blocked"`` (for every group, as in NVIDIA's cuda.coop).
+        Every group: ``"striped_to_blocked"``, ``"blocked_to_striped"``.
         Blocks only: ``"warp_striped_to_blocked"``, ``"blocked_to_warp_striped"``
         (the block's thread count must be a multiple of 32), and the scatter modes
         ``"scatter_to_blocked"``, ``"scatter_to_striped"``,
@@ -136,7 +137,7 @@ def exchange(group, value, /, *, mode, ranks=None, valid_flags=None, warp_time_s
 # --------------------------------------------------------------------------------------
 
 def _choose_mode(call, mode_arg, group) -> ExchangeMode:
-    name = v.choose(call, "mode", mode_arg, tuple(MODES))
+    name = v.choose(call, "mode", mode_arg, tuple(MODES), default="striped_to_blocked")
     mode = MODES[name]
     if group.kind not in mode.groups:
         allowed = " or ".join(repr(m.name) for m in MODES.values() if group.kind in m.groups)

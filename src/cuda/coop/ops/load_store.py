@@ -27,6 +27,7 @@ from ..core.spec import (
     CallPlan,
     CppProvider,
     LaunchFacts,
+    OperandResult,
     OpSpec,
     PayloadArg,
     StorageNeed,
@@ -97,7 +98,7 @@ _HEADERS = {
 
 @kernel_function
 def load(group, source, output, /, *, algorithm="direct", valid_items=None, oob_default=None,
-         offset=None, temp_storage=None) -> None:
+         offset=None, temp_storage=None):
     """Load a tile of ``source`` into each thread's ``output`` payload.
 
     Parameters
@@ -130,7 +131,11 @@ def load(group, source, output, /, *, algorithm="direct", valid_items=None, oob_
 
     Returns
     -------
-    None.  Every thread's ``output`` holds its items after the call.  Transpose
+    coop.ThreadData
+        ``output`` itself (not a copy), as in NVIDIA's cuda.coop, so the call can
+        feed another: ``x = coop.load(block, src, items)`` then
+        ``coop.store(block, dst, x)`` or ``coop.radix_sort_keys(block, x)``.
+        Every thread's ``output`` holds its items after the call.  Transpose
     algorithms end with a barrier (``__syncthreads``/``__syncwarp``) when a later
     call may reuse the scratch (see :ref:`temp-storage`), unless an explicit
     ``TempStorage(auto_sync=False)`` is given.
@@ -225,7 +230,7 @@ def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTE
         *controls,
     )
     return CallPlan(
-        op="load", family="load_store", group=g, result=None, operands=operands,
+        op="load", family="load_store", group=g, result=OperandResult("output"), operands=operands,
         storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
         params=LoadStoreParams(op="load", kind=g.kind, width=g.width, dtype=dtype.name, items=out.items,
                                algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,

@@ -89,17 +89,21 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
         ``D``, known at compile time: the window holds ``G*D`` decoded items.
     decoded_window_offset : int, optional
         Runtime decoded position of the window's first item (uniform across the
-        block; default 0, negative counts as 0).  Loop over windows with it.
+        block; default 0, negative counts as 0; any integer dtype, uint64
+        included: a window starting near 2**64 holds no decoded item, it never
+        wraps around).  Loop over windows with it.
     oob_default : scalar, optional
         Value of window positions at or past the total decoded size (default 0).
     relative_offsets : coop.ThreadData, optional
         An integer payload of ``D`` items, written in place: each decoded item's
         index within its run (CUB's ``item_offsets``), converted to the payload's
-        dtype; positions past the total hold that dtype's maximum.
+        dtype; positions past the total hold all bits set (the maximum of an
+        unsigned dtype, -1 of a signed one, as in NVIDIA's cuda.coop).
     total_decoded_size : coop.ThreadData, optional
-        A one-item uint32 or uint64 payload (NVIDIA's qualified API), written in
-        place on every thread with the total decoded size of all the block's runs,
-        also when the window is empty; saturates at the dtype's maximum.
+        A one-item int32, uint32, int64 or uint64 payload (NVIDIA's qualified API;
+        its tests use the run lengths' dtype), written in place on every thread
+        with the total decoded size of all the block's runs, also when the window
+        is empty; saturates at the dtype's maximum.
     decoded_offset_dtype : np.uint32 or np.uint64, optional
         The dtype that ``relative_offsets`` and ``total_decoded_size`` must have
         when given (NVIDIA's qualified API; its default is uint32).  Omitted,
@@ -193,6 +197,7 @@ class RunLengthParams:
     into_relative: bool = False  # run_length_decode_into writes relative offsets too
     total_payload: str = ""  # total_decoded_size payload dtype name, or ""
     total_dtype: str = "int64"  # dtype of the returned total
+    offset_unsigned: bool = False  # decoded_window_offset is a uint64 (passed as such, not as int64)
 
 
 def _operand(call, label, arg, *, integer=False):
@@ -214,6 +219,8 @@ def _operand(call, label, arg, *, integer=False):
 
 
 _OFFSET_DTYPES = (np.dtype("uint32"), np.dtype("uint64"))
+# total_decoded_size: NVIDIA's tests pass the run lengths' dtype, signed or not.
+_TOTAL_DTYPES = (np.dtype("int32"), np.dtype("uint32"), np.dtype("int64"), np.dtype("uint64"))
 
 
 def _decoded_offset_dtype(call, arg):
@@ -265,7 +272,10 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
         )
     d = v.require_literal_int(call, "decoded_items_per_thread", decoded_items_per_thread, minimum=1,
                               maximum=4096)
-    off = v.optional_int_operand(call, "decoded_window_offset", decoded_window_offset)
+    # A uint64 window offset travels as uint64 (NVIDIA's uint64 run lengths take one); any
+    # other integer as int64, negative counting as 0.
+    off = v.optional_int_operand(call, "decoded_window_offset", decoded_window_offset, allow_uint64=True)
+    off_unsigned = off is not None and off.dtype == np.dtype("uint64")
     oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, vdt, target="run_values")
     odt = _decoded_offset_dtype(call, decoded_offset_dtype)
     rel = None
@@ -275,15 +285,17 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
     tot = None
     if v.is_given(total_decoded_size):
         tot = _offset_output(call, "total_decoded_size", total_decoded_size, 1, odt, "one total per thread")
-        if tot.dtype not in _OFFSET_DTYPES:
+        if tot.dtype not in _TOTAL_DTYPES:
             raise UnsupportedDtypeError(
-                f"{call}: total_decoded_size has dtype {tot.dtype.name}; use a uint32 or uint64 payload, "
-                "e.g. coop.ThreadData(1, dtype=np.uint32)"
+                f"{call}: total_decoded_size has dtype {tot.dtype.name}, too narrow for a decoded size; "
+                "use a 32- or 64-bit integer payload (int32, uint32, int64 or uint64), e.g. "
+                "coop.ThreadData(1, dtype=np.uint32)"
             )
     with_total = v.require_literal_bool(call, "return_total", return_total, False)
     ts = v.optional_temp_storage(call, temp_storage, g)
     if off is not None:
-        operands.append(AbiOperand("decoded_window_offset", "value", _I64, "window_offset"))
+        operands.append(AbiOperand("decoded_window_offset", "value",
+                                   np.dtype("uint64") if off_unsigned else _I64, "window_offset"))
     if oob is not None:
         operands.append(AbiOperand("oob_default", "value", vdt, "oob_default"))
     if rel is not None:
@@ -303,7 +315,8 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
     params = RunLengthParams(op="window", value=vdt.name, values_passing=vpass, length=ldt.name,
                              lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
                              has_oob=oob is not None, relative=rel.dtype.name if rel is not None else "",
-                             return_total=with_total, total_payload=tot.dtype.name if tot is not None else "")
+                             return_total=with_total, total_payload=tot.dtype.name if tot is not None else "",
+                             offset_unsigned=off_unsigned)
     return CallPlan(
         op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -430,6 +443,12 @@ __device__ __forceinline__ int find_run(const Off* offsets, unsigned long long p
   return r;
 }}
 
+// a + b, or the largest position when that wraps: a window near 2**64 must not wrap
+// around into decoded positions.
+__device__ __forceinline__ unsigned long long sat_add(unsigned long long a, unsigned long long b) {{
+  return a + b < a ? ~0ULL : a + b;
+}}
+
 // Decode positions p0 .. p0+D-1, calling emit(i, inside, value, index_in_run).
 // The walk skips empty runs; r stays below RUNS because the last run ends at total.
 template <typename Emit>
@@ -444,7 +463,7 @@ __device__ __forceinline__ void decode(const TempStorage& ts, unsigned long long
   }}
   #pragma unroll
   for (int i = 0; i < D; ++i) {{
-    const unsigned long long p = p0 + (unsigned long long)i;
+    const unsigned long long p = sat_add(p0, (unsigned long long)i);
     if (p < total) {{
       while (p >= end && r + 1 < RUNS) {{
         ++r;
@@ -489,7 +508,9 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 def _window_body(p: RunLengthParams) -> list:
     body = []
-    if p.has_offset:
+    if p.has_offset and p.offset_unsigned:
+        body.append("const unsigned long long from = window_offset;")
+    elif p.has_offset:
         body.append("const unsigned long long from = window_offset < 0 ? 0ULL : (unsigned long long)window_offset;")
     else:
         body.append("const unsigned long long from = 0ULL;")
@@ -497,10 +518,11 @@ def _window_body(p: RunLengthParams) -> list:
     emit = [f"decoded[i] = inside ? value : {oob};"]
     if p.relative:
         rdt = np.dtype(p.relative)
-        rmax = int(np.iinfo(rdt).max)
+        # Past the total: all bits set, i.e. the maximum of an unsigned dtype and -1 of a
+        # signed one (NVIDIA's convention).
         body.append(f"using Rel = {cxx_type(rdt)};")
-        emit.append(f"relative[i] = inside ? Rel(index) : Rel({rmax}ULL);")
-    body.append("decode(ts, total, from + (unsigned long long)linear_tid * D,\n"
+        emit.append("relative[i] = inside ? Rel(index) : Rel(~0ULL);")
+    body.append("decode(ts, total, sat_add(from, (unsigned long long)linear_tid * D),\n"
                 "       [&](int i, bool inside, V value, unsigned long long index) {\n"
                 + "\n".join("         " + e for e in emit) + "\n"
                 + ("         (void)index;\n" if not p.relative else "")

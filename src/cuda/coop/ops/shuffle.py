@@ -53,7 +53,7 @@ HEADERS = ("cub/block/block_shuffle.cuh",)
 # --------------------------------------------------------------------------------------
 
 @kernel_function
-def shuffle(block, value, /, *, mode, distance=1, temp_storage=None):
+def shuffle(block, value, /, *, mode="down", distance=1, temp_storage=None):
     """Shift a block's blocked tile, or exchange one scalar per thread.
 
     Parameters
@@ -64,7 +64,9 @@ def shuffle(block, value, /, *, mode, distance=1, temp_storage=None):
         blocked layout (the tile has ``block_threads * K`` positions).
         ``mode="offset"``/``"rotate"``: one scalar per thread.  Not modified.
     mode : str
-        Required.  ``"up"``: position ``p`` receives the item at ``p - distance``.
+        Default ``"down"`` (as in NVIDIA's cuda.coop), which needs a ThreadData
+        ``value``; a scalar needs ``"offset"`` or ``"rotate"`` written out.
+        ``"up"``: position ``p`` receives the item at ``p - distance``.
         ``"down"``: position ``p`` receives the item at ``p + distance``.
         ``"offset"``: thread ``t`` receives the value of thread ``t + distance``.
         ``"rotate"``: thread ``t`` receives the value of thread
@@ -107,7 +109,7 @@ class ShuffleParams:
 def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storage=OMITTED) -> CallPlan:
     call = "coop.shuffle()"
     g = v.require_group(call, block, kinds=("block",))
-    m = v.choose(call, "mode", mode, TILE_MODES + SCALAR_MODES)
+    m = v.choose(call, "mode", mode, TILE_MODES + SCALAR_MODES, default="down")
     d = v.optional_int_operand(call, "distance", distance)
     if d is not None and d.is_literal and int(d.literal) == 1:
         # distance=1 written out is the stub's default: plan it as omitted, so the two
@@ -120,7 +122,8 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     if m in TILE_MODES:
         if not isinstance(val, PayloadArg):
             raise InvalidArgumentTypeError(
-                f"{call}: mode={m!r} shifts a coop.ThreadData tile, but value={describe(val)} is a "
+                f"{call}: mode={m!r}{'' if v.is_given(mode) else ' (the default)'} shifts a "
+                f"coop.ThreadData tile, but value={describe(val)} is a "
                 "scalar; for one value per thread use mode='offset' (mode='up' is offset -distance)"
             )
         dtype = v.require_known_dtype(call, "value", val)

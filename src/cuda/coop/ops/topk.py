@@ -39,6 +39,7 @@ from .._dtypes import cxx_type
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from . import _validate as v
+from .radix import _bit_expr, _bit_operand
 from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
@@ -69,12 +70,20 @@ _DOC_COMMON = """
         ``K`` keys per thread in the blocked layout (thread ``t`` holds tile
         positions ``t*K .. t*K + K-1``).  Any numeric dtype.  Not modified.{values}
     k : int
+        By position after the operands (as in NVIDIA's cuda.coop) or as ``k=``.
         How many keys to select: compile-time (``0 <= k <= N``, checked) or a
         runtime value uniform across the block (values below 0 select nothing,
         values above ``N`` everything).
     valid_items : int, optional
         Only the first ``valid_items`` keys of the tile take part (a runtime
         value, uniform across the block, clamped to ``[0, N]``).
+    begin_bit, end_bit : int, optional
+        Compare keys by bits ``[begin_bit, end_bit)`` of their order-preserving
+        transformation (as in :func:`radix_sort_keys`; default: all bits), as
+        NVIDIA's cuda.coop does.  Compile-time values must satisfy
+        ``0 <= begin_bit < end_bit <= key bits``; runtime values (uniform across
+        the block) are clamped to ``[0, key bits]``, and an empty range makes all
+        keys equal (the first ``k`` valid positions are selected).
     algorithm : str
         ``"radix_sort"`` (default: sorts the tile; the selection comes out
         sorted) or ``"radix_select"`` (finds the ``k``-th key digit by digit, then
@@ -85,7 +94,8 @@ _DOC_COMMON = """
 
 
 @kernel_function
-def topk_min_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort", temp_storage=None):
+def topk_min_keys(block, keys, /, k, *, valid_items=None, begin_bit=0, end_bit=None,
+                  algorithm="radix_sort", temp_storage=None):
     """The ``k`` smallest keys of the block's tile.
 
     Returns
@@ -104,7 +114,8 @@ def topk_min_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort"
 
 
 @kernel_function
-def topk_max_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort", temp_storage=None):
+def topk_max_keys(block, keys, /, k, *, valid_items=None, begin_bit=0, end_bit=None,
+                  algorithm="radix_sort", temp_storage=None):
     """The ``k`` largest keys of the block's tile.
 
     Returns
@@ -115,8 +126,8 @@ def topk_max_keys(block, keys, /, *, k, valid_items=None, algorithm="radix_sort"
 
 
 @kernel_function
-def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="radix_sort",
-                   temp_storage=None):
+def topk_min_pairs(block, keys, values, /, k, *, valid_items=None, begin_bit=0, end_bit=None,
+                   algorithm="radix_sort", temp_storage=None):
     """The ``k`` smallest keys of the block's tile, each with its value.
 
     Returns
@@ -129,8 +140,8 @@ def topk_min_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="ra
 
 
 @kernel_function
-def topk_max_pairs(block, keys, values, /, *, k, valid_items=None, algorithm="radix_sort",
-                   temp_storage=None):
+def topk_max_pairs(block, keys, values, /, k, *, valid_items=None, begin_bit=0, end_bit=None,
+                   algorithm="radix_sort", temp_storage=None):
     """The ``k`` largest keys of the block's tile, each with its value.
 
     Returns
@@ -176,11 +187,15 @@ class TopkParams:
     values: str | None  # value dtype name; None for the keys-only variants
     items: int  # items per thread
     k: int | None  # k when known at compile time; None: a runtime operand
+    begin: int | None = 0  # begin_bit when known at compile time; None: a runtime operand
+    end: int | None = None  # end_bit when known at compile time (None with has_end: runtime)
+    has_bits: bool = False  # begin_bit/end_bit given: the comparison uses that bit range
     has_valid_items: bool
     algorithm: str  # "radix_sort" or "radix_select"
 
 
-def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_storage):
+def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_storage, begin_bit=OMITTED,
+          end_bit=OMITTED):
     call = f"coop.{op}()"
     g = v.require_group(call, block, kinds=("block",))
     algo = v.choose(call, "algorithm", algorithm, ALGORITHMS, default="radix_sort")
@@ -189,7 +204,9 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     if values is not None:
         vp, vdt = value_dtype(call, kp, values)
     if not v.is_given(k):
-        raise MissingArgumentError(f"{call}: k= is required (how many keys to select); pass an int, e.g. k=8")
+        raise MissingArgumentError(
+            f"{call}: k is required (how many keys to select); pass an int after the operands or as k=, "
+            "e.g. k=8")
     kk = v.optional_int_operand(call, "k", k)
     k_static = None
     if kk.is_literal:
@@ -205,10 +222,23 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     # the answer for every k and k does not enter its code; the select needs it.
     if algo == "radix_select" and k_static is None:
         operands.append(AbiOperand("k", "value", _INT64, "k"))
+    key_bits = kdt.itemsize * 8
+    begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
+    end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
+    has_bits = begin is not OMITTED or end is not OMITTED
+    begin = 0 if begin is OMITTED else begin
+    end = key_bits if end is OMITTED else end
+    if begin is not None and end is not None and begin >= end:
+        raise InvalidArgumentValueError(
+            f"{call}: begin_bit={begin} and end_bit={end} select no bits; pass begin_bit < end_bit "
+            f"(the key has {key_bits} bits)")
+    if has_bits and begin == 0 and end == key_bits:
+        has_bits = False  # every bit, written out: the same provider as leaving them out
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
     params = TopkParams(op=op, largest=largest, keys=kdt.name, values=vdt.name if vdt is not None else None,
-                        items=kp.items, k=k_static, has_valid_items=vi is not None, algorithm=algo)
+                        items=kp.items, k=k_static, has_valid_items=vi is not None, algorithm=algo,
+                        begin=begin if has_bits else 0, end=end if has_bits else key_bits, has_bits=has_bits)
     return CallPlan(
         op=op, family="topk", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -217,24 +247,28 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     )
 
 
-def plan_topk_min_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
-                       temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_min_keys", False, block, keys, None, k, valid_items, algorithm, temp_storage)
+def plan_topk_min_keys(block, keys, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
+                       end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    return _plan("topk_min_keys", False, block, keys, None, k, valid_items, algorithm, temp_storage,
+                 begin_bit, end_bit)
 
 
-def plan_topk_max_keys(block, keys, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
-                       temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_max_keys", True, block, keys, None, k, valid_items, algorithm, temp_storage)
+def plan_topk_max_keys(block, keys, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
+                       end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    return _plan("topk_max_keys", True, block, keys, None, k, valid_items, algorithm, temp_storage,
+                 begin_bit, end_bit)
 
 
-def plan_topk_min_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
-                        temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_min_pairs", False, block, keys, values, k, valid_items, algorithm, temp_storage)
+def plan_topk_min_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
+                        end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    return _plan("topk_min_pairs", False, block, keys, values, k, valid_items, algorithm, temp_storage,
+                 begin_bit, end_bit)
 
 
-def plan_topk_max_pairs(block, keys, values, /, *, k=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
-                        temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_max_pairs", True, block, keys, values, k, valid_items, algorithm, temp_storage)
+def plan_topk_max_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
+                        end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
+    return _plan("topk_max_pairs", True, block, keys, values, k, valid_items, algorithm, temp_storage,
+                 begin_bit, end_bit)
 
 
 # --------------------------------------------------------------------------------------
@@ -250,6 +284,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'cub::NullType'};",
         f"constexpr int IPT = {p.items};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
+        f"constexpr int KEY_BITS = {kdt.itemsize * 8};",
         "using Sort = cub::BlockRadixSort<K, BLOCK_X, IPT, V, 4, true, cub::BLOCK_SCAN_WARP_SCANS, "
         "cudaSharedMemBankSizeFourByte, BLOCK_Y, BLOCK_Z>;",
         "using TempStorage = typename Sort::TempStorage;",
@@ -268,7 +303,15 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             "}"
         )
     method = "SortDescending" if p.largest else "Sort"
-    body.append(f"Sort(*static_cast<TempStorage*>(temp)).{method}(keys{vals});")
+    if p.has_bits:
+        # The sentinel (all ones, or all zeros for the largest) still orders last in any
+        # bit range; the stable sort keeps the valid keys before it.  An empty runtime
+        # range makes every key equal: the tile order already is the answer.
+        body.append(f"const int begin = {_bit_expr('begin_bit', p.begin)};")
+        body.append(f"const int end = {_bit_expr('end_bit', p.end)};")
+        body.append(f"if (begin < end) Sort(*static_cast<TempStorage*>(temp)).{method}(keys{vals}, begin, end);")
+    else:
+        body.append(f"Sort(*static_cast<TempStorage*>(temp)).{method}(keys{vals});")
     body.append(copy_out("out_keys", "keys"))
     if pairs:
         body.append(copy_out("out_values", "vals"))
@@ -286,6 +329,7 @@ def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
         bit_ordering("Ordered", kdt),
         "using Bits = Ordered::Bits;",
+        "constexpr int KEY_BITS = Ordered::BITS;",
         "constexpr int RADIX = 256;  // 8-bit digits, most significant first",
         "constexpr int PASSES = Ordered::BITS / 8;",
         "constexpr int BINS_PER_THREAD = (RADIX + BLOCK_THREADS - 1) / BLOCK_THREADS;",
@@ -310,8 +354,15 @@ def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     vi = ("(int)(valid_items < 0 ? 0LL : (valid_items > TILE ? TILE : valid_items))" if p.has_valid_items
           else "(int)TILE")
     flip = "u[i] = (Bits)~u[i];  // the largest keys become the smallest bits\n  " if p.largest else ""
+    if p.has_bits:
+        # Only bits [begin, end) of the ordered key count: keep them, zero the rest (an
+        # empty range makes every key equal).  Shifts stay below the key width.
+        flip = ("u[i] = begin >= end ? (Bits)0 : (Bits)((u[i] >> begin) & (end - begin >= KEY_BITS ? (Bits)~(Bits)0 "
+                ": (Bits)(((Bits)1 << (end - begin)) - 1)));\n  " + flip)
     body += [
         f"const int vi = {vi};",
+        *([f"const int begin = {_bit_expr('begin_bit', p.begin)};",
+           f"const int end = {_bit_expr('end_bit', p.end)};"] if p.has_bits else []),
         f"const long long k_req = {k_expr};",
         "const int m = (int)(k_req < 0 ? 0LL : (k_req > vi ? (long long)vi : k_req));",
         "const int first = (int)linear_tid * IPT;",

@@ -14,6 +14,8 @@ when that index is inside the array.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 __all__ = ["clamped_lengths", "run_offsets", "decode", "run_of_position", "window_position",
@@ -47,18 +49,20 @@ def run_of_position(run_lengths, positions):
     lengths = clamped_lengths(run_lengths)
     # The last run with offset <= p that is not empty: the run that holds p.
     nonempty = np.nonzero(lengths > 0)[0]
-    starts = offsets[nonempty].astype(np.int64) if len(nonempty) else np.array([], dtype=np.int64)
+    starts = [int(offsets[r]) for r in nonempty]  # Python ints: totals may pass 2**63
     flat = np.array([int(p) for p in positions.reshape(-1)], dtype=object)
     out = np.full(flat.shape, -1, dtype=np.int64)
     for n, p in enumerate(flat):
         if 0 <= p < total:
-            out[n] = nonempty[np.searchsorted(starts, p, side="right") - 1]
+            out[n] = nonempty[bisect.bisect_right(starts, p) - 1]
     return out.reshape(positions.shape)
 
 
 def window_position(thread, item, decoded_items_per_thread: int, window_offset: int = 0):
     """Decoded position of slot ``item`` of ``thread`` in a window (blocked)."""
-    return max(int(window_offset), 0) + np.asarray(thread) * decoded_items_per_thread + np.asarray(item)
+    # Python ints: a uint64 window offset near 2**64 is past every total, never wrapped.
+    rel = np.asarray(thread).astype(object) * decoded_items_per_thread + np.asarray(item).astype(object)
+    return max(int(window_offset), 0) + rel
 
 
 def decode_window(run_values, run_lengths, threads: int, decoded_items_per_thread: int, *, window_offset=0,
@@ -66,8 +70,9 @@ def decode_window(run_values, run_lengths, threads: int, decoded_items_per_threa
     """``(window, relative, total)`` of one block.
 
     ``window`` is ``[threads, D]`` (dtype of the values); ``relative`` is the
-    index of each item within its run as ``relative_dtype`` (its maximum past
-    the total), or None when ``relative_dtype`` is None.
+    index of each item within its run as ``relative_dtype`` (all bits set past
+    the total: the maximum of an unsigned dtype, -1 of a signed one), or None
+    when ``relative_dtype`` is None.
     """
     values = np.asarray(run_values).reshape(-1)
     offsets, total = run_offsets(run_lengths)
@@ -81,9 +86,11 @@ def decode_window(run_values, run_lengths, threads: int, decoded_items_per_threa
     relative = None
     if relative_dtype is not None:
         rdt = np.dtype(relative_dtype)
-        relative = np.full((threads, d), np.iinfo(rdt).max, dtype=rdt)
+        relative = np.full((threads, d), np.iinfo(rdt).max if rdt.kind == "u" else -1, dtype=rdt)
         index = [int(p) - int(offsets[r]) for p, r in zip(pos[inside], runs[inside])]
-        relative[inside] = np.array(index, dtype=np.int64).astype(rdt) if index else []
+        # converted as C++ does (modulo 2**bits): an index may pass 2**63 with uint64 lengths
+        wrapped = np.array([i % 2**64 for i in index], dtype=np.uint64)
+        relative[inside] = wrapped.astype(rdt) if index else []
     return window, relative, total
 
 

@@ -435,8 +435,9 @@ def kernel_state(lower) -> KernelState:
 def _bound_vars(op_spec, args, kws):
     import inspect
 
+    # Operands, then the controls that may also come by position (TopK's k).
     names = [p.name for p in op_spec.signature.parameters.values()
-             if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     bound = dict(zip(names, args))
     bound.update({k: v for k, v in kws if k not in HIDDEN_KEYWORDS})
     return bound
@@ -504,6 +505,10 @@ def _lower_operation(lower, target, args, kws, op_spec):
     C.call_void(lower, provider.symbol, operands, operand_types)
     if plan.result is None:
         return
+    if isinstance(plan.result, spec.OperandResult):
+        # The operand itself (filled in place by the call), not a copy.
+        lower.store_var(target, lower.load_var(bound[plan.result.source]))
+        return
     values = []
     for res, array in results:
         if isinstance(res, spec.ScalarResult):
@@ -514,7 +519,7 @@ def _lower_operation(lower, target, args, kws, op_spec):
 
 
 def _flatten_results(result):
-    if result is None:
+    if result is None or isinstance(result, spec.OperandResult):
         return []
     if isinstance(result, spec.TupleResult):
         return list(result.items)

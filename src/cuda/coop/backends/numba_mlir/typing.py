@@ -19,6 +19,7 @@ from ..._diagnostics import raise_at
 from ..._dtypes import normalize_dtype
 from ..._errors import (
     CoopError,
+    ConflictingArgumentsError,
     TempStorageError,
     InvalidArgumentTypeError,
     MissingArgumentError,
@@ -103,17 +104,28 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
     sig = op_spec.signature
     params = list(sig.parameters.values())
     positional = [p for p in params if p.kind == inspect.Parameter.POSITIONAL_ONLY]
-    keywords = {p.name: p for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY}
-    if len(arg_descs) > len(positional):
-        extra = [spec.describe(d) for d in arg_descs[len(positional):]]
-        first_kw = next(iter(keywords), None)
+    # Controls that may also come by position after the operands (TopK's k, as in NVIDIA's
+    # cuda.coop); they reach the plan by name.
+    either = [p for p in params if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    keywords = {p.name: p for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                          inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    if len(arg_descs) > len(positional) + len(either):
+        taken = len(positional) + len(either)
+        extra = [spec.describe(d) for d in arg_descs[taken:]]
+        first_kw = next((n for n in keywords if n not in {p.name for p in either}), None)
         raise InvalidArgumentTypeError(
-            f"{call}: takes {len(positional)} positional operands ("
-            + ", ".join(p.name for p in positional)
+            f"{call}: takes {taken} positional operands ("
+            + ", ".join(p.name for p in (*positional, *either))
             + f") but got {len(arg_descs)}: {', '.join(extra)} after them; controls are keyword-only, "
             + (f"so pass them by name, e.g. {first_kw}={extra[0]}" if first_kw else "so remove the extra operands")
         )
+    by_position = dict(zip((p.name for p in either), arg_descs[len(positional):]))
+    arg_descs = arg_descs[:len(positional)]
     for name in kw_descs:
+        if name in by_position:
+            raise ConflictingArgumentsError(
+                f"{call}: {name} is given twice, by position ({spec.describe(by_position[name])}) and as "
+                f"{name}={spec.describe(kw_descs[name])}; pass it once, either way")
         if name in keywords:
             continue
         if name in {p.name for p in positional}:
@@ -131,6 +143,7 @@ def bind_descriptors(op_spec, arg_descs, kw_descs):
             f"{call}: missing operand(s) {', '.join(missing)}; pass them by position: "
             f"{call[:-1]}{', '.join(p.name for p in positional)}, ...)")
     optional = [spec.OMITTED] * (len(positional) - len(arg_descs))  # optional operands left out
+    kw_descs = {**kw_descs, **by_position}
     return (*arg_descs, *optional), {k: kw_descs.get(k, spec.OMITTED) for k in keywords}
 
 
@@ -165,7 +178,12 @@ def _op_template(op_spec):
         @located
         def generic(self, args, kws):
             plan = plan_call(op_spec, args, kws)
-            return signature(result_type(plan.result), *args, *kws.values())
+            if isinstance(plan.result, spec.OperandResult):
+                # The call hands back one of its operands: the result has that operand's type.
+                restype = args[op_spec.positional_index(plan.result.source)]
+            else:
+                restype = result_type(plan.result)
+            return signature(restype, *args, *kws.values())
 
     CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
     return CoopOpTemplate
