@@ -413,6 +413,9 @@ class OpSpec:
     # (payload operand, array operand): a ThreadData created without dtype= takes the
     # array's element type from this call (coop.load's output from its source).
     payload_dtype_from: tuple[str, str] | None = None
+    # (keyword output, keyword naming its dtype or None, default dtype name): a ThreadData
+    # created without dtype= and passed as this output takes the dtype the call writes.
+    implied_payload_dtypes: tuple[tuple[str, str | None, str], ...] = ()
     # The array operand this call writes (const-memory destinations are refused).
     writes: str | None = None
 

@@ -377,6 +377,8 @@ class ThreadDataTemplate(CoopTemplate):
                         "payload is not supported; pass dtype= explicitly"
                     )
                 dtype = d.dtype
+            elif isinstance(source, types.NumberClass):  # the dtype an output keyword implies
+                dtype = _dtype_of_type(call, "dtype", source)
             elif isinstance(source, types.Literal):
                 raise UnknownDtypeError(
                     f"{call}: dtype is omitted and the first value written into this payload is the "
