@@ -42,6 +42,9 @@ class GroupArg:
 
     kind: str
     width: int = 0
+    # "warps" only: False for this_block().group_by(n, exhaustive=False), whose warps past
+    # the last complete group of n are not members.
+    exhaustive: bool = True
 
     @property
     def is_partial_warp(self) -> bool:
@@ -54,7 +57,7 @@ class GroupArg:
         if self.kind == "block":
             return "coop.this_block()"
         if self.kind == "warps":
-            return f"coop.this_block().group_by({self.width})"
+            return f"coop.this_block().group_by({self.width}{'' if self.exhaustive else ', exhaustive=False'})"
         if self.kind in ("thread", "grid", "cluster"):
             return f"coop.this_{self.kind}()"
         if self.is_partial_warp:
