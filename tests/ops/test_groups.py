@@ -38,6 +38,44 @@ QUERIES = [  # (expression, NumPy value from (linear tid, block index, threads, 
     ("block.rank_as(np.uint16)", lambda t, b, n, g: t),
     ("coop.this_cluster().rank('block') + coop.this_cluster().count('block')", lambda t, b, n, g: 1),
     ("1 if coop.this_warp().group_by(4).is_member() else 0", lambda t, b, n, g: 1),
+    # a level coarser than the group places the group in it; the group's own level is 0 / 1
+    ("coop.this_thread().rank('block')", lambda t, b, n, g: t),
+    ("coop.this_thread().rank('warp')", lambda t, b, n, g: t % 32),
+    ("coop.this_thread().rank('gpu_thread') * 10 + coop.this_thread().count('thread')", lambda t, b, n, g: 1),
+    ("coop.this_thread().rank('grid')", lambda t, b, n, g: b * n + t),
+    ("coop.this_thread().count('grid')", lambda t, b, n, g: n * g),
+    ("coop.this_warp().rank('block')", lambda t, b, n, g: t // 32),
+    ("coop.this_warp().count('block')", lambda t, b, n, g: (n + 31) // 32),
+    ("coop.this_warp().rank('grid')", lambda t, b, n, g: b * ((n + 31) // 32) + t // 32),
+    ("coop.this_warp().count_as(np.int32, 'grid')", lambda t, b, n, g: g * ((n + 31) // 32)),
+    ("coop.this_warp().rank('warp') * 10 + coop.this_warp().count('warp')", lambda t, b, n, g: 1),
+    ("block.rank('grid')", lambda t, b, n, g: b),
+    ("block.count('grid')", lambda t, b, n, g: g),
+    ("block.rank('block') * 10 + block.count('block')", lambda t, b, n, g: 1),
+    ("coop.this_grid().rank('warp')", lambda t, b, n, g: b * ((n + 31) // 32) + t // 32),
+    ("coop.this_grid().count('warp')", lambda t, b, n, g: g * ((n + 31) // 32)),
+    ("coop.this_warp().group_by(8).rank('warp')", lambda t, b, n, g: t % 32 // 8),
+    ("coop.this_warp().group_by(8).count('warp')", lambda t, b, n, g: 4),
+    ("coop.this_warp().group_by(20, exhaustive=False).count('warp')", lambda t, b, n, g: 1),
+    ("coop.this_block().group_by(2).rank('block')", lambda t, b, n, g: t // 64),
+    ("coop.this_block().group_by(2).count('block')", lambda t, b, n, g: ((n + 31) // 32 + 1) // 2),
+    # exhaustive=False: complete groups only (7 warps: 3 groups of 2, warp 6 is not a member)
+    ("coop.this_block().group_by(2, exhaustive=False).count('block')", lambda t, b, n, g: n // 32 // 2),
+    ("1 if coop.this_block().group_by(2, exhaustive=False).is_member() else 0",
+     lambda t, b, n, g: (t // 64 < n // 64).astype(np.int64)),
+    ("coop.this_block().group_by(3, exhaustive=False).rank('block')", lambda t, b, n, g: t // 96),
+    ("coop.this_block().group_by(3, exhaustive=False).rank()", lambda t, b, n, g: t % 96),
+    ("coop.this_block().group_by(3, exhaustive=False).count()", lambda t, b, n, g: 96),
+    # a launch without a cluster shape: every block is a cluster of one
+    ("coop.this_thread().rank('cluster')", lambda t, b, n, g: t),
+    ("coop.this_warp().rank('cluster') * 1000 + coop.this_warp().count('cluster')",
+     lambda t, b, n, g: t // 32 * 1000 + (n + 31) // 32),
+    ("coop.this_cluster().rank('grid')", lambda t, b, n, g: b),
+    ("coop.this_cluster().count_as(np.uint32, 'grid')", lambda t, b, n, g: g),
+    ("block.rank('cluster') * 10 + block.count('cluster')", lambda t, b, n, g: 1),
+    ("coop.this_cluster().rank('cluster') * 10 + coop.this_cluster().count('cluster')", lambda t, b, n, g: 1),
+    ("coop.this_grid().count('cluster')", lambda t, b, n, g: g),
+    ("coop.this_cluster().rank('warp')", lambda t, b, n, g: t // 32),
 ]
 
 _SOURCE = """
@@ -55,6 +93,7 @@ def kernel(out, src, sums):
     sums[0, gtid] = coop.sum(coop.this_thread(), items)
     sums[1, gtid] = coop.sum(coop.this_block().group_by(2), items)
     sums[2, gtid] = coop.reduce(coop.this_block().group_by(3), items, binary_op="max")
+    sums[3, gtid] = coop.sum(coop.this_block().group_by(7, exhaustive=False), items)  # 7 warps: 1 group
 """
 
 
@@ -68,6 +107,13 @@ def test_group_queries_and_group_reductions_compile_inlined():
     T = numba_types()
     kb = compile_cubin(groups_kernel(), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(9, 0), block=224)
     assert_inlined(kb, (9, 0))
+
+
+@pytest.mark.compile
+def test_cluster_level_queries_compile_below_hopper():
+    # Below 9.0 there are no clusters: the cluster registers become the block's (%ctaid).
+    T = numba_types()
+    compile_cubin(groups_kernel(), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(8, 0), block=224)
 
 
 @pytest.mark.compile
@@ -88,12 +134,47 @@ def test_a_grid_barrier_is_refused():
 
 
 @pytest.mark.compile
-def test_a_level_that_does_not_apply():
-    info, _ = compile_body("""
-        dst[0] = coop.this_warp().rank('block')
+@pytest.mark.parametrize("expr,listed", [
+    ("coop.this_warp().group_by(8).rank('block')", "'thread', 'warp'"),
+    ("coop.this_block().group_by(2).count('grid')", "'thread', 'warp', 'block'"),
+    ("coop.this_thread().rank('planet')", "'thread', 'warp', 'block', 'cluster', 'grid'"),
+])
+def test_a_level_that_does_not_apply(expr, listed):
+    info, _ = compile_body(f"""
+        dst[0] = {expr}
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
-    assert "level='block'" in str(info.value) and "'thread'" in str(info.value)
+    msg = str(info.value)
+    assert "does not apply to this group" in msg and listed in msg, msg
+
+
+@pytest.mark.compile
+def test_a_level_must_be_a_constant_string():
+    info, _ = compile_body("""
+        dst[0] = coop.this_thread().rank(n)
+    """)
+    assert isinstance(info.value, coop.InvalidArgumentTypeError)
+    assert "compile-time string" in str(info.value)
+
+
+@pytest.mark.compile
+def test_block_group_by_exhaustive_must_be_a_constant():
+    info, _ = compile_body("""
+        dst[0] = coop.this_block().group_by(2, exhaustive=n > 0).rank()
+    """)
+    assert isinstance(info.value, coop.NonConstantArgumentError)
+    assert "exhaustive=" in str(info.value)
+
+
+@pytest.mark.compile
+def test_a_reduction_over_incomplete_groups_of_warps_is_refused():
+    # 7 warps in groups of 2: warp 6 is not a member, and the reduction's block barrier needs it.
+    info, module = compile_body("""
+        dst[0] = coop.sum(coop.this_block().group_by(2, exhaustive=False), src[0])
+    """, block=224)
+    assert isinstance(info.value, coop.UnsupportedBlockShapeError)
+    msg = str(info.value)
+    assert "group_by(2, exhaustive=False)" in msg and "warps 6..6" in msg and "group_by(2)" in msg, msg
 
 
 @pytest.mark.unit
@@ -103,6 +184,10 @@ def test_groups_on_the_host():
     assert coop.this_cluster().kind == "cluster"
     with pytest.raises(coop.InvalidGroupWidthError, match="warps_per_group=33"):
         coop.this_block().group_by(33)
+    assert coop.this_block().group_by(2, exhaustive=False) != coop.this_block().group_by(2)
+    assert repr(coop.this_block().group_by(2, exhaustive=False)) == "coop.this_block().group_by(2, exhaustive=False)"
+    with pytest.raises(coop.InvalidArgumentTypeError, match="exhaustive=1"):
+        coop.this_block().group_by(2, exhaustive=1)
 
 
 @pytest.mark.gpu
@@ -114,7 +199,7 @@ def test_group_queries_and_reductions_on_the_device():
     out = np.full((len(QUERIES), n), -1, np.int64)
     rng = np.random.default_rng(5)
     src = rng.integers(-1000, 1000, size=n * 3).astype(np.int32)
-    sums = np.full((3, n), -7, np.int32)
+    sums = np.full((4, n), -7, np.int32)
     d_out, d_sums = cuda.to_device(out), cuda.to_device(sums)
     groups_kernel()[blocks, threads](d_out, cuda.to_device(src), d_sums)
     out, sums = d_out.copy_to_host(), d_sums.copy_to_host()
@@ -124,7 +209,7 @@ def test_group_queries_and_reductions_on_the_device():
         np.testing.assert_array_equal(out[row], fn(tid, bid, threads, blocks), err_msg=expr)
     per_thread = src.reshape(n, 3)
     np.testing.assert_array_equal(sums[0], per_thread.sum(axis=1))
-    for row, warps, fold in ((1, 2, np.sum), (2, 3, np.max)):
+    for row, warps, fold in ((1, 2, np.sum), (2, 3, np.max), (3, 7, np.sum)):
         span = 32 * warps
         for b in range(blocks):
             for start in range(0, threads, span):

@@ -103,3 +103,152 @@ def test_load_result_on_the_device():
     bumped[::3] += 1
     np.testing.assert_array_equal(aliased, bumped)
     np.testing.assert_array_equal(warp_out, src)
+
+
+# ---- through device helpers: the helper's load/store of its parameter types the payload ----
+
+_HELPERS = """
+@cuda.jit(device=True)
+def load_into(group, source, items):
+    coop.load(group, source, items)
+
+
+@cuda.jit(device=True, inline="always")
+def store_from(group, destination, items):
+    coop.store(group, destination, items)
+
+
+@cuda.jit(device=True)
+def load_tile(group, source):
+    items = coop.ThreadData(3)  # typed by load_into's coop.load from `source`
+    load_into(group, source[0:], items)  # a slice of the argument: the same dtype
+    return items
+
+
+@cuda.jit
+def kernel(src, dst, out):
+    block = coop.this_block()
+    tile = load_tile(block, src)
+    coop.store(block, dst, tile)
+    doubled = coop.ThreadData(3)  # typed by store_from's coop.store into `out`
+    for i in range(3):
+        doubled[i] = tile[i] + tile[i]
+    store_from(block, out, doubled)
+"""
+
+
+def helpers_kernel():
+    return module_from_source(_HELPERS).kernel
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("dtype", ["int16", "float64"])
+def test_dtype_through_device_helpers(dtype):
+    T = numba_types()
+    ty = getattr(T, dtype)[::1]
+    compile_cubin(helpers_kernel(), (ty, ty, ty), cc=(9, 0), block=96)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int16, np.float64])
+def test_dtype_through_device_helpers_on_the_device(dtype):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(11)
+    src = rng.integers(-1000, 1000, size=3 * 96).astype(dtype)
+    dst, out = np.full_like(src, 77), np.full_like(src, 55)
+    d_dst, d_out = cuda.to_device(dst), cuda.to_device(out)
+    helpers_kernel()[1, 96](cuda.to_device(src), d_dst, d_out)
+    np.testing.assert_array_equal(d_dst.copy_to_host(), src)
+    np.testing.assert_array_equal(d_out.copy_to_host(), (src + src).astype(dtype))
+
+
+# ---- run_length_decode outputs: decoded_offset_dtype, else uint32 ----
+
+_DECODE = """
+@cuda.jit
+def kernel(values, lengths, decoded, offsets, totals):
+    block = coop.this_block()
+    runs = coop.ThreadData(2)
+    sizes = coop.ThreadData(2)
+    coop.load(block, values, runs)
+    coop.load(block, lengths, sizes)
+    relative = coop.ThreadData(4)  # no store: the decoded_offset_dtype (or uint32) it is written as
+    total = coop.ThreadData(1)
+    out = coop.run_length_decode(block, runs, sizes, decoded_items_per_thread=4, decoded_window_offset=1,
+                                 relative_offsets=relative, total_decoded_size=total{extra})
+    coop.store(block, decoded, out)
+    t = cuda.threadIdx.x
+    for i in range(4):
+        offsets[t * 4 + i] = relative[i]
+    totals[t] = total[0]
+"""
+
+
+def decode_kernel(offset_dtype):
+    extra = "" if offset_dtype is None else f", decoded_offset_dtype=np.{offset_dtype}"
+    return module_from_source(_DECODE.replace("{extra}", extra)).kernel
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("offset_dtype", [None, "uint32", "uint64"])
+def test_run_length_outputs_take_the_decoded_offset_dtype(offset_dtype):
+    # A payload typed otherwise than decoded_offset_dtype= is refused (DtypeMismatchError),
+    # and an int32 total_decoded_size too: compiling proves the inferred dtypes.
+    T = numba_types()
+    compile_cubin(decode_kernel(offset_dtype), (T.int32[::1], T.int32[::1], T.int32[::1], T.uint64[::1],
+                                                T.uint64[::1]), cc=(9, 0), block=64)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("offset_dtype", [None, "uint64"])
+def test_run_length_inferred_outputs_on_the_device(offset_dtype):
+    from numba_cuda_mlir import cuda
+
+    rng = np.random.default_rng(5)
+    threads, runs = 64, 128
+    values = rng.integers(-50, 50, size=runs).astype(np.int32)
+    lengths = rng.integers(0, 4, size=runs).astype(np.int32)
+    decoded = np.full(4 * threads, -7, np.int32)
+    offsets = np.full(4 * threads, 12345, np.uint64)
+    totals = np.full(threads, 999, np.uint64)
+    d_dec, d_off, d_tot = cuda.to_device(decoded), cuda.to_device(offsets), cuda.to_device(totals)
+    decode_kernel(offset_dtype)[1, threads](cuda.to_device(values), cuda.to_device(lengths), d_dec, d_off, d_tot)
+    full = np.repeat(values, lengths)
+    within = np.concatenate([np.arange(n) for n in lengths]).astype(np.uint64)
+    total = full.size
+    window = np.arange(1, 1 + 4 * threads)
+    inside = window < total
+    maximum = np.iinfo(np.uint32 if offset_dtype is None else np.uint64).max
+    np.testing.assert_array_equal(d_dec.copy_to_host(), np.where(inside, full[np.minimum(window, total - 1)], 0))
+    np.testing.assert_array_equal(d_off.copy_to_host(),
+                                  np.where(inside, within[np.minimum(window, total - 1)], np.uint64(maximum)))
+    np.testing.assert_array_equal(d_tot.copy_to_host(), np.full(threads, total, np.uint64))
+
+
+@pytest.mark.compile
+def test_helper_loading_from_a_local_array_cannot_type_the_payload():
+    # The helper's source is its own local array, not a parameter: nothing in the caller
+    # names the dtype, so the payload's line gets the named error.
+    import cuda.coop as coop
+
+    module = module_from_source("""
+@cuda.jit(device=True)
+def load_local(group, items):
+    scratch = cuda.local.array(3, np.float32)
+    coop.load(group, scratch, items)
+
+
+@cuda.jit
+def kernel(dst):
+    block = coop.this_block()
+    items = coop.ThreadData(3)
+    load_local(block, items)
+    dst[cuda.threadIdx.x] = items[0]
+""")
+    T = numba_types()
+    with pytest.raises(coop.UnknownDtypeError) as info:
+        compile_cubin(module.kernel, (T.int32[::1],), cc=(9, 0), block=32)
+    msg = str(info.value)
+    assert "coop.ThreadData()" in msg and "dtype=" in msg
+    assert "items = coop.ThreadData(3)" in msg, msg

@@ -192,3 +192,23 @@ def test_run_table_beyond_shared_memory():
         t = coop.run_length_decode_into(coop.this_block(), v16, l16, dst)
     """, "coop.run_length_decode_into(", coop.SharedMemoryLimitError, INTO, "262144", "232448",
            argtypes=(types.int32[::1], types.float64[::1], 4), block=1024)
+
+
+def test_inferred_outputs_with_a_bad_decoded_offset_dtype():
+    # The untyped outputs take the default (uint32); the call then names the bad keyword.
+    _fails("""
+        rel = coop.ThreadData(2)
+        tot = coop.ThreadData(1)
+        r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=2, relative_offsets=rel,
+                                   total_decoded_size=tot, decoded_offset_dtype=3)
+    """, "coop.run_length_decode(", coop.UnsupportedDtypeError, WINDOW, "decoded_offset_dtype=",
+           "use np.uint32 or np.uint64")
+
+
+def test_inferred_relative_offsets_must_match_the_window():
+    # Inference gives the dtype, never the extent.
+    _fails("""
+        rel = coop.ThreadData(3)
+        r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=2, relative_offsets=rel)
+    """, "relative_offsets=rel", coop.ExtentMismatchError, WINDOW, "3 items per thread",
+           "decoded_items_per_thread=2")

@@ -36,7 +36,6 @@ def _load_tile(group, source):
     return items
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: a ThreadData created in a device helper without dtype= is not typed from the caller's load")
 def test_thread_data_returned_from_a_helper(rng):
     """Mirrors test_device_helpers_example.py::test_device_helpers_example."""
 

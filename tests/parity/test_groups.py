@@ -23,7 +23,6 @@ from ._helpers import poison
 pytestmark = pytest.mark.gpu
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.this_thread().rank('block') (a thread's rank in a wider group) is refused")
 @pytest.mark.parametrize("blocks,threads", [(2, 96), (3, 64)])
 def test_group_queries_per_thread(blocks, threads):
     """Mirrors test_group_examples.py::test_group_queries_example."""
@@ -57,7 +56,6 @@ def test_group_queries_per_thread(blocks, threads):
     np.testing.assert_array_equal(output, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: coop.this_block().group_by(n, exhaustive=False) (partial groups of warps) is not accepted")
 def test_partitions_and_membership():
     """Mirrors test_group_examples.py::test_group_by_example (group_by(2, exhaustive=False) over 3 warps)."""
 

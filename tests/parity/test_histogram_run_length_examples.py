@@ -106,7 +106,6 @@ def test_window_decode_pads_with_zero(rng):
         np.testing.assert_array_equal(output[expected.size:], 0)
 
 
-@pytest.mark.xfail(strict=True, reason="parity gap: ThreadData outputs of run_length_decode (relative_offsets=, total_decoded_size=) without dtype= are not inferred")
 def test_window_decode_with_offsets_and_total(rng):
     """Mirrors test_run_length_examples.py::test_run_length_window_example."""
 

@@ -7,7 +7,9 @@ each warp into logical warps of ``w`` consecutive lanes (``w`` = 1, 2, 4, 8, 16,
 and ``this_warp().group_by(w, exhaustive=False)`` with ``w`` from 17 to 31 makes one
 *partial* logical warp per warp, lanes ``0 .. w-1`` (taken by ``coop.reduce`` and
 ``coop.sum`` only: CUB's WarpReduce runs one such group per warp); ``this_block().group_by(n)``
-splits the block into groups of ``n`` consecutive warps.  ``this_thread()`` is the
+splits the block into groups of ``n`` consecutive warps (the last one smaller when ``n`` does
+not divide the block's warps), and ``this_block().group_by(n, exhaustive=False)`` into the
+complete groups only: the warps past the last complete group are not members.  ``this_thread()`` is the
 calling thread alone; ``this_grid()`` and ``this_cluster()`` describe the launch
 (their ``rank``/``count`` queries work; no cooperative operation runs over them).
 
@@ -59,26 +61,41 @@ class BlockGroup(ThreadGroup):
 
     kind = "block"
 
-    def group_by(self, warps_per_group: int) -> "WarpsGroup":
-        """Split the block into groups of ``warps_per_group`` consecutive warps."""
-        return WarpsGroup(warps_per_group)
+    def group_by(self, warps_per_group: int, *, exhaustive: bool = True) -> "WarpsGroup":
+        """Split the block into groups of ``warps_per_group`` consecutive warps.
+
+        ``exhaustive=True`` (the default): every warp is in a group, the last group is
+        smaller when ``warps_per_group`` does not divide the block's warps.
+        ``exhaustive=False`` (NVIDIA's partial mapping): only complete groups; the warps
+        past the last complete group are not members (``is_member()`` is False there).
+        """
+        if not isinstance(exhaustive, bool):
+            raise InvalidArgumentTypeError(
+                f"coop.this_block().group_by(): exhaustive={exhaustive!r} is not a bool; pass "
+                "exhaustive=True or exhaustive=False"
+            )
+        return WarpsGroup(warps_per_group, exhaustive=exhaustive)
 
     def __repr__(self):
         return "coop.this_block()"
 
 
 class WarpsGroup(ThreadGroup):
-    """``warps`` consecutive hardware warps of a block (``this_block().group_by(warps)``)."""
+    """``warps`` consecutive hardware warps of a block (``this_block().group_by(warps)``);
+    ``exhaustive=False``: complete groups only (the trailing warps are not members)."""
 
     kind = "warps"
 
-    def __init__(self, warps: int):
+    def __init__(self, warps: int, *, exhaustive: bool = True):
         self.warps = check_warps_per_group(warps)
+        self.exhaustive = exhaustive
 
     def _key(self):
-        return (self.warps,)
+        return (self.warps, self.exhaustive)
 
     def __repr__(self):
+        if not self.exhaustive:
+            return f"coop.this_block().group_by({self.warps}, exhaustive=False)"
         return f"coop.this_block().group_by({self.warps})"
 
 

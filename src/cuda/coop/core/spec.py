@@ -42,6 +42,9 @@ class GroupArg:
 
     kind: str
     width: int = 0
+    # "warps" only: False for this_block().group_by(n, exhaustive=False), whose warps past
+    # the last complete group of n are not members.
+    exhaustive: bool = True
 
     @property
     def is_partial_warp(self) -> bool:
@@ -54,7 +57,7 @@ class GroupArg:
         if self.kind == "block":
             return "coop.this_block()"
         if self.kind == "warps":
-            return f"coop.this_block().group_by({self.width})"
+            return f"coop.this_block().group_by({self.width}{'' if self.exhaustive else ', exhaustive=False'})"
         if self.kind in ("thread", "grid", "cluster"):
             return f"coop.this_{self.kind}()"
         if self.is_partial_warp:
@@ -421,6 +424,9 @@ class OpSpec:
     # (payload operand, array operand): a ThreadData created without dtype= takes the
     # array's element type from this call (coop.load's output from its source).
     payload_dtype_from: tuple[str, str] | None = None
+    # (keyword output, keyword naming its dtype or None, default dtype name): a ThreadData
+    # created without dtype= and passed as this output takes the dtype the call writes.
+    implied_payload_dtypes: tuple[tuple[str, str | None, str], ...] = ()
     # The array operand this call writes (const-memory destinations are refused).
     writes: str | None = None
 

@@ -32,7 +32,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_cluster_launch, check_whole_warps
+from ._launch_rules import check_cluster_launch, check_complete_warp_groups, check_whole_warps
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -278,6 +278,7 @@ class ReduceBatchedParams:
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     check_whole_warps(plan, launch)
+    check_complete_warp_groups(plan, launch)
     check_cluster_launch(plan, launch)
     threads = launch.block_threads
     g = plan.group

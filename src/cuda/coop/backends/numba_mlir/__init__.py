@@ -67,7 +67,7 @@ class NumbaMlirBackend:
 
         @C.typeof_impl.register(_groups.WarpsGroup)
         def _typeof_warps(val, c):
-            return GroupType("warps", val.warps)
+            return GroupType("warps", val.warps, val.exhaustive)
 
         for cls in (_groups.SingleThreadGroup, _groups.GridGroup, _groups.ClusterGroup):
             C.typeof_impl.register(cls)(lambda val, c: GroupType(val.kind, 0))

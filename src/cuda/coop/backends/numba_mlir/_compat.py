@@ -74,6 +74,9 @@ from numba_cuda_mlir.numba_cuda import types  # noqa: E402
 from numba_cuda_mlir.numba_cuda.core import errors as _errors  # noqa: E402
 from numba_cuda_mlir.numba_cuda.core import ir  # noqa: E402
 from numba_cuda_mlir.numba_cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
+# The untyped IR of a device helper's Python function: the rewrite reads how a helper uses
+# a ThreadData it is passed (a coop.load into it) to type the caller's payload.
+from numba_cuda_mlir.numba_cuda.compiler import run_frontend  # noqa: E402
 from numba_cuda_mlir.numba_cuda.typing.templates import (  # noqa: E402
     AbstractTemplate,
     AttributeTemplate,

@@ -5,25 +5,29 @@ Each method is a small Python implementation, chosen at compile time from the
 group's kind and inlined into the caller (``inline="always"``: a group is a
 compile-time descriptor with no run-time value to pass to a function).
 
-``level`` names the unit counted, and its default is the thread:
+``level`` is a level of the CUDA hierarchy, ``"thread"`` (also spelled
+``"gpu_thread"``), ``"warp"``, ``"block"``, ``"cluster"`` or ``"grid"``; the default is
+``"thread"``.  As NVIDIA's ``ThreadGroup`` (after ``cuda::hierarchy``), a query relates
+the finer and the coarser of the group's own level and ``level``: a level finer than
+the group counts units *inside* it (``block.rank("warp")``: the warp's index in the
+block), a coarser one places the group in it (``thread.rank("block")``: the thread's
+index in its block; ``block.count("grid")``: blocks of the grid), and the group's own
+level gives rank 0, count 1.
 
-============  =====================================  ====================================
-group         ``rank(level)``                        ``count(level)``
-============  =====================================  ====================================
-block         "thread": linear thread id             threads of the block
-              "warp": warp index in the block         warps of the block (last may be partial)
-warp (w)      "thread": lane in the (logical) warp    ``w``
-partial (w)   "thread": the lane (``0 .. w-1`` in      ``w``
-              members; ``w .. 31`` elsewhere)
-warps (n)     "thread": rank in the n-warp group      ``32 * n``
-              "warp": warp index in the group         ``n``
-thread        "thread": 0                             1
-grid          "thread" / "gpu_thread": global rank    threads of the launch
-              "block": linear block index             blocks of the launch
-cluster       "block": block rank in the cluster      blocks of the cluster
-              "thread": block rank * block threads    threads of the cluster
-              + thread id
-============  =====================================  ====================================
+========================  ==================================  =================================
+group                     levels                              notes
+========================  ==================================  =================================
+thread, warp, block,      every level                         the warp is the 32-lane hardware
+cluster, grid                                                 warp; a block's last warp may be
+                                                              partial (``count("warp")``
+                                                              rounds up)
+logical warp (w)          "thread": lane in the logical       ``count("warp")`` is ``32 // w``
+                          warp; "warp": its index in the      (1 for a partial logical warp)
+                          hardware warp
+group of n warps          "thread", "warp" (index in the      ``count("block")``: groups of the
+                          group), "block" (the group's        block (complete ones only with
+                          index in the block)                 ``exhaustive=False``)
+========================  ==================================  =================================
 
 Linear ranks are x-major (``x + X*(y + Y*z)``).  ``sync()`` is ``__syncthreads``
 for a block (also a group of warps, which needs the whole block to call it),
@@ -37,10 +41,14 @@ names no cluster runs every block as a cluster of one; below 9.0 there are no
 clusters, so the rank is 0, the count 1 and the barrier ``__syncthreads``.
 
 A *partial* logical warp (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31)
-has lanes ``0 .. w-1`` of each warp as members: ``is_member()`` is ``lane < w``
-(True for every other group), ``rank()`` is the lane (meaningful in members
-only), and ``sync()`` waits for lanes ``0 .. w-1`` and does nothing in the
-other lanes, so it may be called inside or outside an ``is_member()`` guard.
+has lanes ``0 .. w-1`` of each warp as members: ``is_member()`` is ``lane < w``,
+``rank()`` is the lane (meaningful in members only), and ``sync()`` waits for
+lanes ``0 .. w-1`` and does nothing in the other lanes, so it may be called
+inside or outside an ``is_member()`` guard.  ``this_block().group_by(n,
+exhaustive=False)`` has the complete groups of ``n`` whole warps as members
+(``is_member()`` is False in the warps after them); its ``sync()`` is still
+``__syncthreads``, called by the whole block (outside the guard).  Every other
+group covers its threads: ``is_member()`` is True.
 """
 
 from __future__ import annotations
@@ -55,32 +63,39 @@ from .types import GroupType
 
 __all__ = ["install"]
 
-_LEVELS = {
-    "block": ("thread", "warp"),
-    "warp": ("thread",),
-    "warps": ("thread", "warp"),
-    "thread": ("thread",),
-    "grid": ("thread", "gpu_thread", "block"),
-    "cluster": ("thread", "block"),
-}
+_ORDER = ("thread", "warp", "block", "cluster", "grid")  # finer to coarser
+
+
+def _levels(group: GroupType) -> tuple:
+    """The levels a group's queries accept (NVIDIA's per-kind lists)."""
+    if group.kind == "warp" and group.width != 32:
+        return ("thread", "warp")  # a logical warp: its lanes, its hardware warp
+    if group.kind == "warps":
+        return ("thread", "warp", "block")  # its threads, its warps, its block
+    return _ORDER
 
 
 def _level(group: GroupType, level, method: str) -> str:
     label = group.descriptor().label
+    names = ", ".join(map(repr, _levels(group)))
     if level is None or isinstance(level, (C.types.NoneType, C.types.Omitted)):
         return "thread"
     if isinstance(level, C.types.UnicodeType):
         return None  # numba's second, non-literal attempt: the literal one already decided
     if not isinstance(level, C.types.StringLiteral):
         raise InvalidArgumentTypeError(
-            f"{label}.{method}(): level={level} is not a compile-time string; pass one of "
-            + ", ".join(map(repr, _LEVELS[group.kind]))
+            f"{label}.{method}(): level={level} is not a compile-time string; pass one of {names}"
         )
     value = level.literal_value.strip().lower()
-    if value not in _LEVELS[group.kind]:
+    value = "thread" if value == "gpu_thread" else value
+    if value not in _levels(group):
+        why = ""
+        if value in _ORDER:
+            why = (" (a logical warp answers for its lanes and its hardware warp only)" if group.kind == "warp"
+                   else " (a group of warps answers for its threads, its warps and its block only)")
         raise InvalidArgumentValueError(
-            f"{label}.{method}(): level={level.literal_value!r} does not apply to this group; use one of "
-            + ", ".join(map(repr, _LEVELS[group.kind]))
+            f"{label}.{method}(): level={level.literal_value!r} does not apply to this group{why}; use one "
+            f"of {names}"
         )
     return value
 
@@ -110,47 +125,78 @@ def _device(key, pyfunc):
     return _DEVICE_FUNCTIONS[key]
 
 
-# Written out in full: numba compiles each lambda on its own, so they cannot call local helpers.
+# Building blocks, device functions inlined by LTO (numba compiles each lambda on its own,
+# so a lambda calls these through its closure rather than local helpers).
+_PARTS: dict = {}
+
+
+def _part(name):
+    if not _PARTS:
+        cuda = C.cuda
+        for key, fn in {
+            "tid": lambda: cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z),
+            "threads": lambda: cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z,
+            "bid": lambda: cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z),
+            "blocks": lambda: cuda.gridDim.x * cuda.gridDim.y * cuda.gridDim.z,
+        }.items():
+            _PARTS[key] = C.cuda.jit(device=True)(fn)
+    return _PARTS[name]
+
+
 def _rank_impl(group: GroupType, level: str):
-    cuda = C.cuda
+    """rank() of a group that is not a cluster and does not reach the cluster level."""
     kind, width = group.kind, group.width
-    if kind == "thread":
+    tid, threads, bid = _part("tid"), _part("threads"), _part("bid")
+    if kind == "warp" and width != 32:  # a logical warp: its lane, or its index in the warp
+        if level == "warp":
+            return lambda: tid() % 32 // width
+        # A partial logical warp (17..31) is lanes 0..width-1: its members' rank is their lane.
+        return (lambda: tid() % 32) if 32 % width else (lambda: tid() % width)
+    if kind == "warps":
+        span = 32 * width
+        if level == "block":
+            return lambda: tid() // span
+        if level == "warp":
+            return lambda: tid() % span // 32
+        return lambda: tid() % span
+    fine, coarse = sorted((kind, level), key=_ORDER.index)
+    if fine == coarse:
         return lambda: 0
-    if kind == "grid" and level == "block":
-        return lambda: cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
-    if kind == "grid":
-        return lambda: (
-            cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
-            + cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-            * (cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)))
-    if kind == "block" and level == "warp":
-        return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) // 32
-    if kind == "block":
-        return lambda: cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
-    if kind == "warp" and 32 % width:
-        # A partial logical warp is lanes 0..width-1: its members' rank is their lane.
-        return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % 32
-    span = width if kind == "warp" else 32 * width
-    if kind == "warps" and level == "warp":
-        return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % span // 32
-    return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % span
+    return {
+        ("thread", "warp"): lambda: tid() % 32,
+        ("thread", "block"): lambda: tid(),
+        ("thread", "grid"): lambda: bid() * threads() + tid(),
+        ("warp", "block"): lambda: tid() // 32,
+        ("warp", "grid"): lambda: bid() * ((threads() + 31) // 32) + tid() // 32,
+        ("block", "grid"): lambda: bid(),
+    }[(fine, coarse)]
 
 
 def _count_impl(group: GroupType, level: str):
-    cuda = C.cuda
+    """count() of a group that is not a cluster and does not reach the cluster level."""
     kind, width = group.kind, group.width
-    if kind == "thread":
-        return lambda: 1
-    if kind in ("warp", "warps"):
-        n = width if kind == "warp" or level == "warp" else 32 * width
+    threads, blocks = _part("threads"), _part("blocks")
+    if kind == "warp" and width != 32:
+        n = 32 // width if level == "warp" else width
         return lambda: n
-    if kind == "block" and level == "warp":
-        return lambda: (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z + 31) // 32
-    if kind == "block":
-        return lambda: cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    if level == "block":
-        return lambda: cuda.gridDim.x * cuda.gridDim.y * cuda.gridDim.z
-    return lambda: cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z * cuda.gridDim.x * cuda.gridDim.y * cuda.gridDim.z
+    if kind == "warps":
+        if level == "block":
+            if group.exhaustive:  # the last group may be smaller
+                return lambda: ((threads() + 31) // 32 + width - 1) // width
+            return lambda: threads() // 32 // width  # complete groups of whole warps
+        n = width if level == "warp" else 32 * width
+        return lambda: n
+    fine, coarse = sorted((kind, level), key=_ORDER.index)
+    if fine == coarse:
+        return lambda: 1
+    return {
+        ("thread", "warp"): lambda: 32,
+        ("thread", "block"): lambda: threads(),
+        ("thread", "grid"): lambda: blocks() * threads(),
+        ("warp", "block"): lambda: (threads() + 31) // 32,
+        ("warp", "grid"): lambda: blocks() * ((threads() + 31) // 32),
+        ("block", "grid"): lambda: blocks(),
+    }[(fine, coarse)]
 
 
 def _sync_impl(group: GroupType, method: str):
@@ -181,14 +227,18 @@ def _sync_impl(group: GroupType, method: str):
     )
 
 
-def _member_impl(width: int):
-    cuda = C.cuda
-    return lambda: (cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)) % 32 < width
+def _member_impl(group: GroupType):
+    tid, threads = _part("tid"), _part("threads")
+    if group.kind == "warps":  # exhaustive=False: the complete groups of whole warps
+        span = 32 * group.width
+        return lambda: tid() // span < threads() // span
+    width = group.width
+    return lambda: tid() % 32 < width
 
 
 def _value(method, group, level):
     make = _rank_impl if method == "rank" else _count_impl
-    return _device((method, group.kind, group.width, level), make(group, level))
+    return _device((method, group.kind, group.width, group.exhaustive, level), make(group, level))
 
 
 # ---- thread-block clusters ---------------------------------------------------------------
@@ -205,6 +255,14 @@ def _cluster_block_count():
     """%cluster_nctarank: blocks in the calling block's cluster."""
 
 
+def _cluster_index():
+    """%clusterid: the linear (x-major) index of the calling block's cluster in the grid."""
+
+
+def _cluster_total():
+    """%nclusterid: clusters in the grid."""
+
+
 def _cluster_sync():
     """Every thread of every block of the cluster arrives (release), then waits (acquire)."""
 
@@ -213,10 +271,20 @@ def _cluster_sync_aligned():
     """``_cluster_sync`` with ``.aligned``: every thread of each warp executes the same barrier."""
 
 
-# stub -> (PTX on CC >= 9.0, what it is below: a value, or PTX)
+# x-major linear index of a 3-D register pair: z * (ny * nx) + y * nx + x
+_LINEAR_PTX = ("{{\n\t.reg .u32 %cx, %cy, %cz, %nx, %ny;\n\tmov.u32 %cx, %{i}.x;\n\tmov.u32 %cy, %{i}.y;\n\t"
+               "mov.u32 %cz, %{i}.z;\n\tmov.u32 %nx, %{n}.x;\n\tmov.u32 %ny, %{n}.y;\n\t"
+               "mad.lo.u32 %cz, %cz, %ny, %cy;\n\tmad.lo.u32 $0, %cz, %nx, %cx;\n\t}}")
+_PRODUCT_PTX = ("{{\n\t.reg .u32 %nx, %ny, %nz;\n\tmov.u32 %nx, %{n}.x;\n\tmov.u32 %ny, %{n}.y;\n\t"
+                "mov.u32 %nz, %{n}.z;\n\tmul.lo.u32 %nx, %nx, %ny;\n\tmul.lo.u32 $0, %nx, %nz;\n\t}}")
+
+# stub -> (PTX on CC >= 9.0, what it is below: a value, PTX of a value, or a barrier's PTX)
 _CLUSTER_PTX = {
     _cluster_block_rank: ("mov.u32 $0, %cluster_ctarank;", 0),
     _cluster_block_count: ("mov.u32 $0, %cluster_nctarank;", 1),
+    # Below 9.0 every block is its own cluster: the cluster index is the block index.
+    _cluster_index: (_LINEAR_PTX.format(i="clusterid", n="nclusterid"), ("u32", _LINEAR_PTX.format(i="ctaid", n="nctaid"))),
+    _cluster_total: (_PRODUCT_PTX.format(n="nclusterid"), ("u32", _PRODUCT_PTX.format(n="nctaid"))),
     _cluster_sync: ("barrier.cluster.arrive;\n\tbarrier.cluster.wait;", "barrier.sync 0;"),
     _cluster_sync_aligned: ("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;", "bar.sync 0;"),
 }
@@ -242,40 +310,48 @@ def _install_cluster_registers():
             if isinstance(fallback, str):
                 C.inline_ptx_barrier(ptx if modern else fallback)
                 lower.store_var(target, None)
+            elif modern:
+                lower.store_var(target, C.inline_ptx_u32(ptx))
+            elif isinstance(fallback, tuple):
+                lower.store_var(target, C.inline_ptx_u32(fallback[1]))
             else:
-                lower.store_var(target, C.inline_ptx_u32(ptx) if modern else C.i32_constant(fallback))
+                lower.store_var(target, C.i32_constant(fallback))
 
         C.lowering_registry.lower(stub)(lower)
 
 
-def _cluster_method(method: str, level: str | None = None, ty=None):
-    """The implementation of a cluster method: ``rank``/``count`` (``ty``: the ``_as`` form) at
-    ``level``, or ``sync``/``sync_aligned``; written out per case (numba compiles each alone)."""
-    cuda = C.cuda
-    rank, count = _cluster_block_rank, _cluster_block_count
+def _cluster_terms(method: str, kind: str, level: str):
+    """``(register, scale, offset)`` with the value ``register() * scale() + offset()`` for a
+    query that reaches the cluster level (the group or ``level`` is the cluster, the other
+    is finer) or the cluster-in-grid query; ``scale``/``offset`` are plain device functions."""
+    fine, coarse = sorted((kind, level), key=_ORDER.index)
+    one, zero = _device(("one",), lambda: 1), _device(("zero",), lambda: 0)
+    tid, threads = _part("tid"), _part("threads")
+    if (fine, coarse) == ("cluster", "grid"):
+        return (_cluster_index if method == "rank" else _cluster_total), one, zero
+    scale = {"thread": threads, "warp": _device(("warps",), lambda: (threads() + 31) // 32), "block": one}[fine]
+    if method == "count":
+        return _cluster_block_count, scale, zero
+    offset = {"thread": tid, "warp": _device(("warp_rank",), lambda: tid() // 32), "block": zero}[fine]
+    return _cluster_block_rank, scale, offset
+
+
+def _reaches_cluster(kind: str, level: str) -> bool:
+    return "cluster" in (kind, level) and kind != level
+
+
+def _cluster_query(method: str, kind: str, level: str, ty=None):
+    """A query through the cluster registers, written in the inlined overload (see above)."""
+    register, scale, offset = _cluster_terms(method, kind, level)
+    if ty is None:
+        return lambda group, level=None: register() * scale() + offset()
+    return lambda group, dtype, level=None: ty(register() * scale() + offset())
+
+
+def _cluster_sync_method(method: str):
     if method == "sync":
         return lambda group: _cluster_sync()
-    if method == "sync_aligned":
-        return lambda group: _cluster_sync_aligned()
-    if ty is None:
-        if (method, level) == ("rank", "block"):
-            return lambda group, level=None: rank()
-        if (method, level) == ("count", "block"):
-            return lambda group, level=None: count()
-        if method == "rank":
-            return lambda group, level=None: (
-                rank() * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z)
-                + cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z))
-        return lambda group, level=None: count() * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z)
-    if (method, level) == ("rank", "block"):
-        return lambda group, dtype, level=None: ty(rank())
-    if (method, level) == ("count", "block"):
-        return lambda group, dtype, level=None: ty(count())
-    if method == "rank":
-        return lambda group, dtype, level=None: ty(
-            rank() * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z)
-            + cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z))
-    return lambda group, dtype, level=None: ty(count() * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z))
+    return lambda group: _cluster_sync_aligned()
 
 
 def install():
@@ -288,51 +364,47 @@ def install():
         register = C.overload_inlined_method(GroupType, name)
         return lambda typer: register(functools.wraps(typer)(located_method(typer)))
 
+    def query(method):
+        def typer(group, lv, ty=None):
+            if _reaches_cluster(group.kind, lv):
+                return _cluster_query(method, group.kind, lv, ty)
+            if group.kind == "cluster":  # the cluster's own level
+                value = _device((method, "same"), (lambda: 0) if method == "rank" else (lambda: 1))
+            else:
+                value = _value(method, group, lv)
+            if ty is None:
+                return lambda group, level=None: value()
+            return lambda group, dtype, level=None: ty(value())
+        return typer
+
+    rank_value, count_value = query("rank"), query("count")
+
     @overload("rank")
     def rank(group, level=None):
         lv = _level(group, level, "rank")
-        if lv is None:
-            return None
-        if group.kind == "cluster":
-            return _cluster_method("rank", lv)
-        value = _value("rank", group, lv)
-        return lambda group, level=None: value()
+        return None if lv is None else rank_value(group, lv)
 
     @overload("count")
     def count(group, level=None):
         lv = _level(group, level, "count")
-        if lv is None:
-            return None
-        if group.kind == "cluster":
-            return _cluster_method("count", lv)
-        value = _value("count", group, lv)
-        return lambda group, level=None: value()
+        return None if lv is None else count_value(group, lv)
 
     @overload("rank_as")
     def rank_as(group, dtype, level=None):
         lv = _level(group, level, "rank_as")
-        if lv is None:
-            return None
-        if group.kind == "cluster":
-            return _cluster_method("rank", lv, _dtype(group, dtype, "rank_as"))
-        value, ty = _value("rank", group, lv), _dtype(group, dtype, "rank_as")
-        return lambda group, dtype, level=None: ty(value())
+        return None if lv is None else rank_value(group, lv, _dtype(group, dtype, "rank_as"))
 
     @overload("count_as")
     def count_as(group, dtype, level=None):
         lv = _level(group, level, "count_as")
-        if lv is None:
-            return None
-        if group.kind == "cluster":
-            return _cluster_method("count", lv, _dtype(group, dtype, "count_as"))
-        value, ty = _value("count", group, lv), _dtype(group, dtype, "count_as")
-        return lambda group, dtype, level=None: ty(value())
+        return None if lv is None else count_value(group, lv, _dtype(group, dtype, "count_as"))
 
     @overload("is_member")
     def is_member(group):
-        if group.kind == "warp" and 32 % group.width:
-            # A partial logical warp: lanes 0..width-1 of each warp.
-            member = _device(("is_member", group.kind, group.width), _member_impl(group.width))
+        if (group.kind == "warp" and 32 % group.width) or not group.exhaustive:
+            # A partial logical warp (lanes 0..width-1 of each warp), or the complete
+            # groups of this_block().group_by(n, exhaustive=False).
+            member = _device(("is_member", group.kind, group.width), _member_impl(group))
             return lambda group: member()
         # Every other group covers its threads exactly (power-of-two logical warps, whole
         # warps); a thread is always a member of its own groups.
@@ -341,13 +413,13 @@ def install():
     @overload("sync")
     def sync(group):
         if group.kind == "cluster":
-            return _cluster_method("sync")
+            return _cluster_sync_method("sync")
         barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync"))
         return lambda group: barrier()
 
     @overload("sync_aligned")
     def sync_aligned(group):
         if group.kind == "cluster":
-            return _cluster_method("sync_aligned")
+            return _cluster_sync_method("sync_aligned")
         barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync_aligned"))
         return lambda group: barrier()

@@ -549,7 +549,7 @@ def _lower_this_warp(lower, target, args, kws):
 def _lower_group_by(lower, target, args, kws):
     ty = lower.get_numba_type(target.name)
     if ty.kind == "warps":
-        group = _groups.WarpsGroup(ty.width)
+        group = _groups.WarpsGroup(ty.width, exhaustive=ty.exhaustive)
     else:
         group = _groups.WarpGroup(ty.width, exhaustive=not _groups.is_partial_warp_width(ty.width))
     lower.store_var(target, group)

@@ -5,7 +5,11 @@ Numba types each call in isolation, but two facts need the whole function:
 - where a call is (errors point at the user's line; each ``TempStorage(...)``
   constructor and each call using ``sharing="exclusive"`` storage is its own site);
 - the element type of a ``ThreadData(n)`` without ``dtype``, which comes from the
-  first ``coop.load`` source or ``coop.store`` destination that uses it.
+  first ``coop.load`` source or ``coop.store`` destination that uses it (also
+  through ``@cuda.jit(device=True)`` helpers it is passed to, whose untyped IR is
+  read for the load/store of that parameter), else the first value written into
+  it, else the dtype the call that fills it as an output writes (e.g.
+  ``run_length_decode(..., relative_offsets=p)``: ``decoded_offset_dtype`` or uint32).
 
 A fixed-size 1-D ``cuda.local.array(n, dtype)`` passed to a cooperative call is
 the same thing as ``coop.ThreadData(n, dtype)`` (a per-thread array of
@@ -39,7 +43,7 @@ from ..._errors import (
 )
 from ..._kernel_api import KernelConstructMeta, KernelFunction
 from ..._payloads import TempStorage, ThreadData
-from ._compat import Rewrite, cuda, ir, register_rewrite
+from ._compat import Rewrite, cuda, ir, register_rewrite, run_frontend
 
 __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
 
@@ -61,6 +65,17 @@ def _positions(field: str) -> dict:
 
 # op name -> (payload position, array position): the calls an untyped payload takes its dtype from
 _DTYPE_DEFINERS = _positions("payload_dtype_from")
+
+
+def _implied_dtypes() -> dict:
+    """op name -> {keyword output: (keyword naming its dtype or None, default dtype name)}."""
+    from ...ops._registry import all_specs
+
+    return {spec.name: {out: (kw, default) for out, kw, default in spec.implied_payload_dtypes}
+            for spec in all_specs() if spec.implied_payload_dtypes}
+
+
+_IMPLIED_DTYPES = _implied_dtypes()
 
 
 @dataclass(frozen=True)
@@ -135,11 +150,15 @@ def _is_arg(func_ir, var, depth=0) -> bool:
 
 
 def _dtype_source(func_ir, payload_var):
-    """What gives ``payload_var`` its dtype: the array of the first load/store that uses it,
-    else the first value written into it (``items[i] = x``), else the value of the first
-    call that fills it as ``aggregate_output=`` (whose dtype is the value's)."""
+    """What gives ``payload_var`` its dtype: the array of the first load/store that uses it
+    (directly or in a device helper it is passed to), else the first value written into it
+    (``items[i] = x``), else the value of the first call that fills it as
+    ``aggregate_output=`` (whose dtype is the value's), else the NumPy scalar type an
+    output keyword implies (returned as a type, not a variable)."""
     found = _array_source(func_ir, payload_var)
-    return found if found is not None else _written_value(func_ir, payload_var)
+    if found is None:
+        found = _written_value(func_ir, payload_var)
+    return found if found is not None else _implied_dtype(func_ir, payload_var)
 
 
 def _written_value(func_ir, payload_var):
@@ -155,15 +174,21 @@ def _written_value(func_ir, payload_var):
     return None
 
 
-def _array_source(func_ir, payload_var):
+def _calls(func_ir):
     for label in sorted(func_ir.blocks):
         for inst in func_ir.blocks[label].body:
-            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
-                    and inst.value.op == "call"):
-                continue
-            expr = inst.value
-            callee = _resolve_value(func_ir, expr.func)
-            if not isinstance(callee, KernelFunction) or callee.name not in _DTYPE_DEFINERS:
+            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
+                yield inst.value
+
+
+_HELPER_DEPTH = 4  # helpers that pass a payload on to helpers, followed this deep
+
+
+def _array_source(func_ir, payload_var, depth=0):
+    for expr in _calls(func_ir):
+        callee = _resolve_value(func_ir, expr.func)
+        if isinstance(callee, KernelFunction):
+            if callee.name not in _DTYPE_DEFINERS:
                 continue
             payload_at, array_at = _DTYPE_DEFINERS[callee.name]
             if len(expr.args) <= max(payload_at, array_at):
@@ -171,6 +196,85 @@ def _array_source(func_ir, payload_var):
             if not _same_var(func_ir, expr.args[payload_at], payload_var):
                 continue
             return _arg_base(func_ir, expr.args[array_at])
+        pyfunc = getattr(callee, "py_func", None)
+        if pyfunc is None or depth >= _HELPER_DEPTH:
+            continue
+        # A device helper: the payload is its parameter k; when the helper loads into
+        # (or stores from) that parameter with its parameter j as the array, the array
+        # is the caller's argument j.
+        for k, arg in enumerate(expr.args):
+            if not _same_var(func_ir, arg, payload_var):
+                continue
+            j = _helper_array_parameter(pyfunc, k, depth + 1)
+            if j is not None and j < len(expr.args):
+                base = _arg_base(func_ir, expr.args[j])
+                if base is not None:
+                    return base
+    return None
+
+
+_HELPER_IR: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _helper_ir(pyfunc):
+    """The untyped IR of a device helper's Python function (None when it cannot be read)."""
+    if pyfunc not in _HELPER_IR:
+        try:
+            _HELPER_IR[pyfunc] = run_frontend(pyfunc)
+        except Exception:  # not Python source numba reads (a builtin, a C function): no facts
+            _HELPER_IR[pyfunc] = None
+    return _HELPER_IR[pyfunc]
+
+
+def _helper_array_parameter(pyfunc, k, depth):
+    """The index of the helper's parameter that is the array its parameter ``k`` (a payload)
+    is loaded from or stored to, else None."""
+    helper_ir = _helper_ir(pyfunc)
+    if helper_ir is None:
+        return None
+    params = {}
+    for block in helper_ir.blocks.values():
+        for inst in block.body:
+            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Arg):
+                params[inst.value.index] = inst.target
+    if k not in params:
+        return None
+    base = _array_source(helper_ir, params[k], depth)
+    d = _definition(helper_ir, base) if base is not None else None
+    return d.index if isinstance(d, ir.Arg) else None
+
+
+def _implied_dtype(func_ir, payload_var):
+    """The NumPy scalar type of an output keyword that ``payload_var`` is passed as
+    (``decoded_offset_dtype=`` when it is a constant, else the op's default), or None."""
+    import numpy as np
+
+    for expr in _calls(func_ir):
+        callee = _resolve_value(func_ir, expr.func)
+        rules = _IMPLIED_DTYPES.get(getattr(callee, "name", None)) if isinstance(callee, KernelFunction) else None
+        if not rules:
+            continue
+        kws = dict(expr.kws)
+        for out, (dtype_kw, default) in rules.items():
+            if out not in kws or not _same_var(func_ir, kws[out], payload_var):
+                continue
+            value = default
+            if dtype_kw in kws:
+                value = _constant(func_ir, kws[dtype_kw])
+                if value is _NO_CONSTANT:  # np.uint64 is an attribute of a global
+                    value = _resolve_value(func_ir, kws[dtype_kw])
+                    if value is None:  # computed: typing asks for dtype=
+                        return None
+                if value is None:
+                    value = default
+            for spelling in (value, str(value)):  # np.uint64, "uint64"; numba's types.uint64 by name
+                try:
+                    return np.dtype(spelling).type
+                except (TypeError, ValueError):
+                    pass
+            # Not a dtype: the default types the payload, and the op then names the bad
+            # keyword (decoded_offset_dtype=3 -> "use np.uint32 or np.uint64").
+            return np.dtype(default).type
     return None
 
 
@@ -420,6 +524,12 @@ class TagCoopCallSites(Rewrite):
                     has_dtype = len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)
                     if not has_dtype:
                         source = _dtype_source(func_ir, inst.target)
+                        if isinstance(source, type):  # a dtype the output implies
+                            var = ir.Var(scope, f"$coop_implied_dtype.{id(inst)}", inst.loc)
+                            glob = ir.Global(source.__name__, source, inst.loc)
+                            func_ir._definitions[var.name] = [glob]
+                            body.append(ir.Assign(glob, var, inst.loc))
+                            source = var
                         if source is not None:
                             expr.kws = list(expr.kws) + [("_dtype_from", source)]
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__

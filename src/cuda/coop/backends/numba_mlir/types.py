@@ -12,18 +12,22 @@ from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
 class GroupType(types.Dummy):
     """A cooperative group descriptor: compile time only, nothing at run time."""
 
-    def __init__(self, kind: str, width: int = 0):
+    def __init__(self, kind: str, width: int = 0, exhaustive: bool = True):
         self.kind = kind
         self.width = width
+        # False: this_block().group_by(n, exhaustive=False), complete groups of warps only
+        self.exhaustive = exhaustive
         label = {"block": "block", "warp": f"warp{width}", "warps": f"warps{width}"}.get(kind, kind)
+        if not exhaustive:
+            label += ", partial"
         super().__init__(name=f"coop.Group({label})")
 
     @property
     def key(self):
-        return (self.kind, self.width)
+        return (self.kind, self.width, self.exhaustive)
 
     def descriptor(self) -> spec.GroupArg:
-        return spec.GroupArg(self.kind, self.width)
+        return spec.GroupArg(self.kind, self.width, self.exhaustive)
 
 
 class ThreadDataType(types.Array):

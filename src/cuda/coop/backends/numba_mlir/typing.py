@@ -274,16 +274,23 @@ class GroupByTemplate(CoopTemplate):
 
     def _warps_within_block(self, args, kws):
         call = "coop.this_block().group_by()"
-        if kws or len(args) != 1:
+        if set(kws) - {"exhaustive"} or len(args) != 1:
             raise InvalidArgumentTypeError(
-                f"{call}: takes one argument, the number of warps per group; call group_by(n)")
+                f"{call}: takes the number of warps per group and optionally exhaustive=; call "
+                "group_by(n) or group_by(n, exhaustive=False)")
+        exhaustive = kws.get("exhaustive")
+        if exhaustive is not None and not isinstance(exhaustive, types.BooleanLiteral):
+            raise NonConstantArgumentError(
+                f"{call}: exhaustive={spec.describe(describe_type(exhaustive))} is not known at compile "
+                "time; pass exhaustive=True or exhaustive=False (a literal or a module constant)")
         (warps,) = args
         if not isinstance(warps, types.IntegerLiteral):
             raise NonConstantArgumentError(
                 f"{call}: warps_per_group={spec.describe(describe_type(warps))} is not known at compile "
                 "time; pass a literal, a module constant or a closure value")
         n = _groups.check_warps_per_group(int(warps.literal_value))
-        return signature(GroupType("warps", n), *args)
+        full = True if exhaustive is None else bool(exhaustive.literal_value)
+        return signature(GroupType("warps", n, full), *args, *kws.values())
 
 
 class GroupAttributes(AttributeTemplate):
@@ -395,6 +402,8 @@ class ThreadDataTemplate(CoopTemplate):
                         "payload is not supported; pass dtype= explicitly"
                     )
                 dtype = d.dtype
+            elif isinstance(source, types.NumberClass):  # the dtype an output keyword implies
+                dtype = _dtype_of_type(call, "dtype", source)
             elif isinstance(source, types.Literal):
                 raise UnknownDtypeError(
                     f"{call}: dtype is omitted and the first value written into this payload is the "
