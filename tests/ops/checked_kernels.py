@@ -1,7 +1,7 @@
 """Kernels that each pass one run-time argument outside its range, for checked mode.
 
-A checked failure ends the CUDA context, so the GPU tests run these in a child
-process: ``python checked_kernels.py CASE GOOD BAD`` launches case ``CASE`` with
+A checked failure ends the CUDA context, so the GPU tests (test_checked_mode.py) run
+these in a child process: ``python checked_kernels.py CASE GOOD BAD`` launches ``CASE`` with
 the valid value ``GOOD``, prints ``RESULT <json>``, then launches it with ``BAD``
 and prints ``RESULT <json>`` again (which it never reaches when checked mode traps).
 The compile tests import the same kernels.
@@ -19,7 +19,8 @@ from cuda import coop
 
 THREADS = 128
 TILE = THREADS * 4
-RLD_ROOM = 100  # run_length_kernel's destination: less than the decoded size of 2 per thread
+RLD_ROOM = 100  # run_length_kernel's destination
+RLD_RUNS = 50  # its non-empty runs
 
 
 @cuda.jit
@@ -73,8 +74,9 @@ def launch(case: str, value: int):
     poison = np.int32(-77777)
     if case == "run_length":
         src = _source(rng, THREADS)
-        # ``value`` is every run's length: 2 decodes 256 items into a destination of 100.
-        lengths = np.full(THREADS, value, np.int32)
+        # Runs 0..RLD_RUNS-1 have length ``value``, the others none: 2 fills the
+        # destination exactly, 3 needs 150 slots.
+        lengths = np.where(np.arange(THREADS) < RLD_RUNS, value, 0).astype(np.int32)
         d_dst = cuda.to_device(np.full(RLD_ROOM, poison, np.int32))
         d_totals = cuda.to_device(np.full(THREADS, -1, np.int64))
         run_length_kernel[1, THREADS](cuda.to_device(src), d_dst, cuda.to_device(lengths), d_totals)
