@@ -17,9 +17,10 @@ ENV = {
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
     "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile), 1 or 0",
-    "CUDA_COOP_CHECKED": "1 compiles run-time argument checks into every cooperative call: an out-of-range "
-                         "valid_items, distance, bit range, k or run-length decode input prints one line and "
-                         "traps (default: such values are clamped to defined results)",
+    "CUDA_COOP_CHECKED": "1 compiles run-time argument checks into the kernels compiled from then on: an "
+                         "out-of-range valid_items, distance, bit range, k or run-length input prints the call "
+                         "and its kernel line and ends the launch with a device-side assertion (default: such "
+                         "values are clamped to defined results); see the checked-mode section of concepts",
     "CUDA_COOP_NO_LIBRARY_PINNING": "1 leaves the choice of NVRTC, nvJitLink and NVVM to cuda-pathfinder "
                                     "(by default cuda-coop loads those of cuda-bindings' CUDA major)",
 }
