@@ -77,7 +77,7 @@ def _run_child(case: str, checked: bool, tmp_path):
     good, bad = CASES[case][:2]
     env = dict(os.environ)
     env["CUDA_COOP_CHECKED"] = "1" if checked else "0"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
     args = [sys.executable, str(Path(ck.__file__).resolve()), case, str(good), str(bad)]
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env,
