@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 __all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override",
-           "library_pinning_enabled", "cache_max_bytes"]
+           "library_pinning_enabled", "cache_max_bytes", "checked_mode"]
 
 ENV = {
     "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "skip automatic backend registration at import",
@@ -17,6 +17,10 @@ ENV = {
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
     "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile), 1 or 0",
+    "CUDA_COOP_CHECKED": "1 compiles run-time argument checks into the kernels compiled from then on: an "
+                         "out-of-range valid_items, distance, bit range, k or run-length input prints the call "
+                         "and its kernel line and ends the launch with a device-side assertion (default: such "
+                         "values are clamped to defined results); see the checked-mode section of concepts",
     "CUDA_COOP_NO_LIBRARY_PINNING": "1 leaves the choice of NVRTC, nvJitLink and NVVM to cuda-pathfinder "
                                     "(by default cuda-coop loads those of cuda-bindings' CUDA major)",
 }
@@ -51,6 +55,11 @@ def source_dump_dir() -> Path | None:
 def cccl_root_override() -> Path | None:
     value = os.environ.get("CUDA_COOP_CCCL_ROOT", "").strip()
     return Path(value).expanduser() if value else None
+
+
+def checked_mode() -> bool:
+    """Whether kernels compiled now get run-time argument checks (``CUDA_COOP_CHECKED``)."""
+    return truthy(os.environ.get("CUDA_COOP_CHECKED"))
 
 
 def library_pinning_enabled() -> bool:

@@ -78,6 +78,9 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     key = hashlib.sha256("\n".join([
         f"schema={SCHEMA}", f"abi={PROVIDER_ABI_VERSION}", f"cuda-coop={__version__}",
         f"arch={arch}", tc.identity(), *NVRTC_OPTIONS, COMPAT_HEADER_SOURCE, source,
+        # Checked mode shows in the source too; naming it keeps the two apart by design.
+        # Unchecked keys stay what they were, so existing cache entries still hit.
+        *(["checked=1"] if any(p.plan.checked for p in providers) else []),
     ]).encode()).hexdigest()
     _maybe_dump(key, source)
     cache = provider_cache()

@@ -16,7 +16,7 @@ family it is handling.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Hashable
 from typing import Any, Callable
 
@@ -395,10 +395,27 @@ class CallPlan:
     sync: bool = True  # end with a barrier when storage was used (auto_sync)
     # Per-call lowering facts: e.g. payload dtypes inferred for ThreadData operands.
     notes: tuple = ()
+    # Checked mode (CUDA_COOP_CHECKED=1, see core.cpp.CHECKED_PRELUDE): the generator
+    # tests each run-time argument before narrowing it and traps when it is out of
+    # range, instead of clamping.  ``checked_operands`` are operands that only the
+    # checks read (a TopK k that the sort itself never needs); they join ``operands``
+    # in :meth:`with_checks`, so unchecked providers keep their ABI.  ``checked_site``
+    # (file name, line, function) names the user's line in the report.
+    checked: bool = False
+    checked_operands: tuple = ()
+    checked_site: tuple = ()
 
     @property
     def call(self) -> str:
         return f"coop.{self.op}()"
+
+    def with_checks(self, site: tuple = ()) -> "CallPlan":
+        """This call in checked mode: the plan whose provider traps on invalid run-time arguments;
+        ``site`` is where the call is written, for the report: (file name, line, function)."""
+        if self.checked:
+            return self
+        return replace(self, checked=True, operands=self.operands + self.checked_operands, checked_operands=(),
+                       checked_site=site)
 
 
 @dataclass(frozen=True)

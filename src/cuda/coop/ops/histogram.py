@@ -41,6 +41,7 @@ from .._errors import (
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ..core.storage import MAX_SHARED_LIMIT
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -330,6 +331,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body.append("__syncthreads();")
     conds = []
     if p.has_valid:
+        if plan.checked:
+            body.append(check_range(plan, "valid_items", "valid_items", "0", "(long long)BLOCK_THREADS * IPT"))
         body.append("const long long vi = valid_items < 0 ? 0LL : valid_items;")
         pos = ("(long long)linear_tid * IPT + i" if p.layout == "blocked"
                else "(long long)linear_tid + (long long)i * BLOCK_THREADS")

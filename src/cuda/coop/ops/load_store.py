@@ -20,6 +20,7 @@ from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ._launch_rules import check_whole_warps
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -331,6 +332,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     if algo_name == "vectorize":
         full = _vectorized(op, kind, width)
     if has_vi:
+        if plan.checked:
+            body.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
         # Clamp in 64 bits before narrowing to CUB's int; a full tile takes the
         # unguarded path, which is what a grid-stride loop passes for most tiles.
         body.append("if (valid_items >= TILE) { " + full + " } else { "

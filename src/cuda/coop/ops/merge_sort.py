@@ -29,6 +29,7 @@ from ._sorting import (
     copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, result_like, value_dtype,
 )
 from ._launch_rules import check_whole_warps
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -247,6 +248,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body.append("Sort sorter(*static_cast<TempStorage*>(temp));")
     body.append("const Order order{};")
     full = f"sorter.StableSort(keys{vals}, order);"
+    if p.has_valid_items and plan.checked:
+        body.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
     if p.has_valid_items:
         # CUB pads each thread's invalid slots with the larger of oob_default and
         # the thread's valid keys seen so far, but not its first key; passing the

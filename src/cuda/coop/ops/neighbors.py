@@ -19,6 +19,7 @@ import numpy as np
 from .._dtypes import cxx_type
 from .._kernel_api import kernel_function
 from . import _validate as v
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -321,6 +322,8 @@ def _generate_difference(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     nb = ", predecessor" if direction == "left" else ", successor"
     method = "SubtractLeft" if direction == "left" else "SubtractRight"
     full = f"algo.{method}(in, res, Op{{}}{nb if has_nb else ''});"
+    if has_vi and plan.checked:
+        body.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
     if not has_vi:
         body.append(full)
     elif direction == "left":
@@ -344,6 +347,8 @@ def _generate_discontinuity(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     decls = _common_decls(dtype_name, ipt, "BlockDiscontinuity") + [_functor(op, "flag_op")]
     body = ["T (&in)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);",
             "Algo algo(*static_cast<TempStorage*>(temp));"]
+    if has_vi and plan.checked:
+        body.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
     heads = mode in ("heads", "heads_and_tails")
     tails = mode in ("tails", "heads_and_tails")
     if heads:

@@ -33,6 +33,7 @@ from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -383,6 +384,22 @@ def _bit_expr(name: str, value) -> str:
     return f"(int)({name} < 0 ? 0LL : ({name} > KEY_BITS ? (long long)KEY_BITS : {name}))"
 
 
+def _sort_checks(plan: CallPlan) -> list:
+    """Checked mode: NVIDIA's rules for run-time controls, where the unchecked sort clamps."""
+    p: RadixSortParams = plan.params
+    checks = []
+    if p.has_valid_items:
+        checks.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
+    # A non-empty bit range inside the key: 0 <= begin_bit < end_bit <= KEY_BITS.
+    if p.begin is None:
+        checks.append(check_range(plan, "begin_bit", "begin_bit", "0",
+                                  "KEY_BITS - 1" if p.end is None else f"{p.end} - 1"))
+    if p.end is None:
+        checks.append(check_range(plan, "end_bit", "end_bit", "begin_bit + 1" if p.begin is None else p.begin + 1,
+                                  "KEY_BITS"))
+    return checks
+
+
 def _sort_type(value_t: str, radix_bits: int) -> str:
     return (f"cub::BlockRadixSort<K, BLOCK_X, IPT, {value_t}, {radix_bits}, true, cub::BLOCK_SCAN_WARP_SCANS, "
             "cudaSharedMemBankSizeFourByte, BLOCK_Y, BLOCK_Z>")
@@ -422,6 +439,8 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body = [copy_in("keys", "in_keys", "K")]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
+    if plan.checked:
+        body += _sort_checks(plan)
     if p.has_valid_items:
         # Keys past valid_items get a key that sorts last in every bit range (all
         # ones, or all zeros when descending, after CUB's bit transformation); the
@@ -480,6 +499,9 @@ def _generate_rank(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         f"const Digits digits{{{_bit_expr('begin_bit', p.begin)}}};",
         "Rank rank(*static_cast<TempStorage*>(temp));",
     ]
+    if plan.checked and p.begin is None:
+        # The static rule for a run-time value: the digit lies inside the key.
+        body.insert(0, check_range(plan, "begin_bit", "begin_bit", "0", "KEY_BITS - RADIX_BITS"))
     if p.prefix_items is None:
         body.append("rank.RankKeys(bits, ranks, digits);")
     else:

@@ -33,6 +33,7 @@ from .._errors import (
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ._launch_rules import check_cluster_launch, check_complete_warp_groups, check_whole_warps
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -512,6 +513,8 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     # Each member folds its own items (blocked order) before CUB combines the members.
     full = thread_reduce_cpp("op", "in", "partial") + f"\nr = {cub_call};"
     if has_vi:
+        if plan.checked:
+            body.append(check_range(plan, "valid_items", "valid_items", "1", tile))
         # Members fold only their valid items; CUB then reduces the partials of the
         # members that hold at least one (item 0 of a member past the end is ignored).
         partial = (

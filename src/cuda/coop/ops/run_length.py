@@ -45,6 +45,7 @@ from .._errors import (
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ..core.storage import MAX_SHARED_LIMIT
+from ..core.cpp import check_at_most, check_item, check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -423,7 +424,7 @@ __device__ __forceinline__ Off prepare(TempStorage& ts, const V* values, const L
   for (int j = 0; j < R; ++j) len[j] = lengths[j] > L(0) ? Off(lengths[j]) : Off(0);
   Off offsets[R];
   Off total;
-  Scan(ts.scan).ExclusiveSum(len, offsets, total);
+  Scan(ts.scan).ExclusiveSum(len, offsets, total);{checks}
   __syncthreads();  // the scan's storage becomes the run table
   #pragma unroll
   for (int j = 0; j < R; ++j) {{
@@ -489,7 +490,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         f"using V = {cxx_type(vdt)};",
         f"using L = {cxx_type(np.dtype(p.length))};",
         f"using Off = {cxx_type(off_t)};",
-        _COMMON.format(runs=p.runs, decoded=p.decoded, first_step=1 << (runs_total.bit_length() - 1)),
+        _COMMON.format(runs=p.runs, decoded=p.decoded, first_step=1 << (runs_total.bit_length() - 1),
+                       checks=_length_checks(plan) if plan.checked else ""),
     ]
     body = ["TempStorage& ts = *static_cast<TempStorage*>(temp);"]
     if p.values_passing == "value":
@@ -500,10 +502,70 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body.append("constexpr long long LMAX = 0x7fffffffffffffffLL;")
     body.append("const long long total_s = total > (unsigned long long)LMAX ? LMAX : (long long)total;")
     if p.op == "window":
+        if plan.checked:
+            body += _window_checks(plan)
         body += _window_body(p)
     else:
-        body += _into_body(p, vdt)
+        body += _into_body(p, vdt, _into_checks(plan) if plan.checked else [])
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+
+
+# Checked mode: NVIDIA's rules, tested after the run table is built and before
+# anything is decoded or written.  Lengths: a positive prefix, then only zeros, with a
+# total that the result's dtype holds; offsets >= 0; run_length_decode_into traps when
+# the destination cannot take every decoded item instead of dropping some.
+
+def _length_checks(plan: CallPlan) -> str:
+    """Per-run checks, inside ``prepare`` after the scan (``offsets``: exclusive sums)."""
+    signed = np.dtype(plan.params.length).kind == "i"
+    lines = ["#pragma unroll", "for (int j = 0; j < R; ++j) {", "  const long long run = (long long)tid * R + j;"]
+    if signed:
+        lines.append("  " + check_item(plan, "lengths[j] < L(0)", "run_lengths", "run", "lengths[j]",
+                                       "is negative; lengths must be >= 0"))
+    # offsets[j] < total: some later run is non-empty.
+    lines.append("  " + check_item(plan, "len[j] == Off(0) && offsets[j] < total", "run_lengths", "run", "lengths[j]",
+                                   "is an empty run before a non-empty one; zero lengths may only trail"))
+    lines.append("  " + check_item(plan, "Off(offsets[j] + len[j]) < offsets[j]", "run_lengths", "run", "lengths[j]",
+                                   "makes the total decoded size overflow 64 bits"))
+    lines.append("}")
+    return "\n" + "\n".join("  " + line for line in lines)
+
+
+def _total_checks(plan: CallPlan, dtype, rule: str) -> list:
+    top = int(np.iinfo(dtype).max)
+    if top >= 2**64 - 1:
+        return []  # an unsigned 64-bit total always fits
+    return [check_at_most(plan, "total decoded size", "total", f"{top}ULL", rule)]
+
+
+def _window_checks(plan: CallPlan) -> list:
+    p: RunLengthParams = plan.params
+    checks = []
+    if p.has_offset:
+        checks.append(check_range(plan, "decoded_window_offset", "window_offset", "0", "0x7fffffffffffffffLL"))
+    if p.total_payload:
+        checks += _total_checks(plan, np.dtype(p.total_payload),
+                                f"(the largest {p.total_payload}, total_decoded_size's dtype)")
+    if p.return_total:
+        checks += _total_checks(plan, _I64, "(the largest int64, return_total's dtype)")
+    return checks
+
+
+def _into_checks(plan: CallPlan) -> list:
+    p: RunLengthParams = plan.params
+    checks = []
+    if p.has_offset:
+        checks.append(check_range(plan, "destination_offset", "off", "0", "len"))
+    checks.append(check_at_most(plan, "total decoded size", "total", "len - off",
+                                "(the room in destination after destination_offset)"))
+    if p.into_relative:
+        if p.has_offset:
+            checks.append(check_range(plan, "destination_offset", "off", "0", "rel_len"))
+        checks.append(check_at_most(plan, "total decoded size", "total", "rel_len - off",
+                                    "(the room in relative_offsets after destination_offset)"))
+    dt = np.dtype(p.total_dtype)
+    checks += _total_checks(plan, dt, f"(the largest {dt.name}, the dtype of the returned total)")
+    return checks
 
 
 def _window_body(p: RunLengthParams) -> list:
@@ -541,7 +603,7 @@ def _saturated(target: str, dtype) -> str:
     return f"{target} = ({cxx_type(dtype)})(total > {top}ULL ? {top}ULL : total);"
 
 
-def _into_body(p: RunLengthParams, vdt) -> list:
+def _into_body(p: RunLengthParams, vdt, checks: list) -> list:
     nbytes = p.decoded * vdt.itemsize
     word = _word_type(nbytes, cxx_type(vdt))
     off = "dst_offset" if p.has_offset else "0LL"
@@ -558,6 +620,7 @@ def _into_body(p: RunLengthParams, vdt) -> list:
     return [
         f"const long long off = {off};",
         "const long long len = dst_len;",
+        *checks,
         # Decoded positions [lo, hi) land inside the destination; computed without
         # overflow for any offset and length.
         "const long long lo = off >= 0 ? 0LL : (off < -total_s ? total_s : -off);",

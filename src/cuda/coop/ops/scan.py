@@ -28,6 +28,7 @@ from .._kernel_api import kernel_function
 from . import _validate as v
 from . import reduce as _reduce
 from ._launch_rules import check_whole_warps
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -463,6 +464,9 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         if has_agg:
             body.append("aggregate_output[0] = agg;")
     else:
+        if has_vi and plan.checked:
+            # Checked although only the aggregate reads it: NVIDIA's warp scans trap too.
+            body.append(check_range(plan, "valid_items", "valid_items", "1", f"{width} * IPT"))
         body += _warp_body(decls, width, items, mode, sum_entry, has_init, has_vi, has_agg)
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
 

@@ -26,6 +26,7 @@ from .._dtypes import cxx_type
 from .._errors import InvalidArgumentTypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -189,6 +190,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             dd = literal if -threads < literal < threads else threads
             body.append(f"Shuffle(*static_cast<TempStorage*>(temp)).Offset(scalar, r, {dd});")
         elif mode == "offset":
+            if plan.checked:  # NVIDIA's rule: a run-time offset must fit CUB's int
+                body.append(check_range(plan, "distance", distance, "-2147483647LL - 1", "2147483647LL"))
             # A run-time distance outside the block becomes BLOCK_THREADS (no read)
             # before narrowing to int.
             body.append(f"const long long d = {distance};")
@@ -198,6 +201,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         elif literal is not None:
             body.append(f"Shuffle(*static_cast<TempStorage*>(temp)).Rotate(scalar, r, {literal % threads}u);")
         else:
+            if plan.checked:  # NVIDIA's rule for a run-time rotation: 0 < distance < block threads
+                body.append(check_range(plan, "distance", distance, "1", "BLOCK_THREADS - 1"))
             # CUB's Rotate subtracts BLOCK_THREADS once; reduce the distance fully first.
             body.append(f"long long d = ({distance}) % BLOCK_THREADS;")
             body.append("if (d < 0) d += BLOCK_THREADS;")
@@ -219,6 +224,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             "__device__ __forceinline__ int slot(int i) { return PAD ? i + (i >> 5) : i; }",
             "struct alignas(16) TempStorage { T buff[TILE + (PAD ? (TILE >> 5) : 0)]; };",
         ]
+        if plan.checked and literal is None:  # a run-time distance, where the unchecked shift clamps
+            body.append(check_range(plan, "distance", distance, "-TILE", "TILE"))
         body.append(_TILE_SHIFT.replace("SIGN", "-" if mode == "up" else "+").replace("DISTANCE", distance))
     return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
 

@@ -44,6 +44,7 @@ from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
+from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
     AbiOperand,
@@ -219,9 +220,12 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", _INT64, "valid_items"))
     # The sort orders the whole tile, so the first min(k, valid_items) positions are
-    # the answer for every k and k does not enter its code; the select needs it.
-    if algo == "radix_select" and k_static is None:
-        operands.append(AbiOperand("k", "value", _INT64, "k"))
+    # the answer for every k and k does not enter its code; the select needs it, and
+    # so do the sort's run-time checks (checked mode).
+    k_operand = (AbiOperand("k", "value", _INT64, "k"),) if k_static is None else ()
+    if algo == "radix_select":
+        operands += k_operand
+        k_operand = ()
     key_bits = kdt.itemsize * 8
     begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
     end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
@@ -243,7 +247,7 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
         op=op, family="topk", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
         params=params, generate=_generate_select if algo == "radix_select" else _generate,
-        check_launch=_check_launch,
+        check_launch=_check_launch, checked_operands=k_operand,
     )
 
 
@@ -275,6 +279,18 @@ def plan_topk_max_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTE
 # C++ generation
 # --------------------------------------------------------------------------------------
 
+def _checks(plan: CallPlan) -> list:
+    """Checked mode: NVIDIA's rule for run-time k and valid_items, ``[0, N]``, where the
+    unchecked providers clamp."""
+    p: TopkParams = plan.params
+    checks = []
+    if p.k is None:
+        checks.append(check_range(plan, "k", "k", "0", "TILE"))
+    if p.has_valid_items:
+        checks.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
+    return checks
+
+
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: TopkParams = plan.params
     kdt = np.dtype(p.keys)
@@ -293,6 +309,8 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     body = [copy_in("keys", "in_keys", "K")]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
+    if plan.checked:
+        body += _checks(plan)
     if p.has_valid_items:
         body.append(
             "if (valid_items < TILE) {\n"
@@ -351,6 +369,8 @@ def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     ]
     if pairs:
         body.append(copy_in("vals", "in_values", "V"))
+    if plan.checked:
+        body += _checks(plan)
     vi = ("(int)(valid_items < 0 ? 0LL : (valid_items > TILE ? TILE : valid_items))" if p.has_valid_items
           else "(int)TILE")
     flip = "u[i] = (Bits)~u[i];  // the largest keys become the smallest bits\n  " if p.largest else ""

@@ -11,12 +11,13 @@ becomes a call to its ``extern "C"`` provider, which LTO inlines.
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ... import _groups
+from ... import _env, _groups
 from ..._diagnostics import raise_at
 from ..._errors import ClusterLaunchRequiredError, CoopError, DynamicSharedArrayError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
@@ -84,6 +85,9 @@ class KernelState:
     # -- collection -----------------------------------------------------------------
     def _collect(self, lower):
         typemap = lower.fndesc.typemap
+        # Read when the kernel compiles: the provider cache keys on the generated C++,
+        # which differs, but a kernel already compiled in this process keeps its mode.
+        checked = _env.checked_mode()
         for label, block in lower.func_ir.blocks.items():
             for index, inst in enumerate(block.body):
                 if not (isinstance(inst, C.ir.Assign) and isinstance(inst.value, C.ir.Expr)
@@ -104,6 +108,8 @@ class KernelState:
                     plan = plan_call(_STUBS[fnty.typing_key], argtys, kwtys)
                 except CoopError as exc:
                     _raise_at_site(exc, site)
+                if checked:
+                    plan = plan.with_checks(_site_label(site))
                 ts = None
                 if plan.temp_storage is not None:
                     ts = _describe_kw(kwtys.get(plan.temp_storage))
@@ -411,6 +417,17 @@ def _describe_kw(ty):
 
     d = describe_type(ty)
     return d if isinstance(d, spec.TempStorageArg) else None
+
+
+def _site_label(site_id) -> tuple:
+    """(file name, line, function): where a checked call's report says it is written."""
+    site = SITES.get(site_id)
+    if site is None:
+        return ()
+    filename, line = getattr(site.loc, "filename", None), getattr(site.loc, "line", None)
+    if not filename:
+        return ()
+    return (os.path.basename(filename), int(line or 0), site.function or "")
 
 
 def _raise_at_site(exc, site_id):

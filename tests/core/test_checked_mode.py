@@ -1,0 +1,100 @@
+"""Checked mode in the generated C++ (pure Python: plans and providers, no compiler)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda.coop import _env
+from cuda.coop.core import spec
+from cuda.coop.core.cpp import CHECKED_PRELUDE, check_label, make_provider, render_translation_unit
+from cuda.coop.ops.load_store import plan_load
+from cuda.coop.ops.topk import plan_topk_max_keys
+
+pytestmark = pytest.mark.unit
+
+LAUNCH = spec.LaunchFacts(block=(128, 1, 1), cc=(9, 0))
+INT64 = spec.ScalarArg(np.dtype("int64"))
+SITE = ("my_kernels.py", 42, "kernel")
+
+
+def _load_plan(**kw):
+    return plan_load(spec.GroupArg("block"), spec.ArrayArg(np.dtype("int32"), 1, True),
+                     spec.PayloadArg(np.dtype("int32"), 4), **kw)
+
+
+@pytest.mark.parametrize("value,expected", [(None, False), ("", False), ("0", False), ("off", False),
+                                            ("1", True), ("yes", True)])
+def test_env_var_is_read_on_each_call(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv("CUDA_COOP_CHECKED", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_COOP_CHECKED", value)
+    assert _env.checked_mode() is expected
+    assert "CUDA_COOP_CHECKED" in _env.ENV
+
+
+def test_check_only_in_checked_provider():
+    plan = _load_plan(valid_items=INT64)
+    assert not plan.checked
+    plain = make_provider(plan, LAUNCH)
+    checked = make_provider(plan.with_checks(SITE), LAUNCH)
+    assert "cuda_coop_checked" not in plain.source
+    assert "cuda_coop_checked::range_failed(" in checked.source
+    # The report names the call, the user's line and the argument; the assertion the line.
+    assert '"coop.load(coop.this_block(), ...) at my_kernels.py:42 in kernel"' in checked.source
+    assert '"my_kernels.py", 42u' in checked.source
+    assert '"valid_items in [0, TILE] (CUDA_COOP_CHECKED)"' in checked.source
+    # The unchecked clamp is still there after the check: the check adds, it changes nothing else.
+    assert "valid_items >= TILE" in plain.source and "valid_items >= TILE" in checked.source
+    assert plain.symbol != checked.symbol
+
+
+def test_prelude_only_in_checked_translation_units():
+    plan = _load_plan(valid_items=INT64)
+    plain = make_provider(plan, LAUNCH)
+    checked = make_provider(plan.with_checks(SITE), LAUNCH)
+    assert CHECKED_PRELUDE not in render_translation_unit([plain])
+    unit = render_translation_unit([plain, checked])
+    assert unit.count(CHECKED_PRELUDE) == 1
+    # After every #include: code before one would end NVRTC's precompiled header.
+    assert unit.index(CHECKED_PRELUDE) > unit.rindex("#include")
+
+
+def test_call_without_runtime_arguments_generates_the_same_provider():
+    plan = _load_plan()
+    checked = plan.with_checks(SITE)
+    assert checked.checked and checked.with_checks(("other.py", 1, "f")) is checked
+    assert make_provider(plan, LAUNCH).source == make_provider(checked, LAUNCH).source
+
+
+def test_label_without_site():
+    assert check_label(_load_plan().with_checks()) == "coop.load(coop.this_block(), ...)"
+
+
+def test_quotes_in_a_site_are_escaped():
+    plan = _load_plan(valid_items=INT64).with_checks(('we"ird\\name.py', 3, "k"))
+    source = make_provider(plan, LAUNCH).source
+    assert '"we\\"ird\\\\name.py", 3u' in source
+
+
+def test_topk_sort_takes_k_only_when_checked():
+    """The sorting TopK never reads k, so its unchecked provider does not take it (ABI
+    unchanged); the checked one does, to test it."""
+    plan = plan_topk_max_keys(spec.GroupArg("block"), spec.PayloadArg(np.dtype("int32"), 4), k=INT64)
+    assert "k" not in [op.name for op in plan.operands]
+    checked = plan.with_checks(SITE)
+    assert [op.name for op in checked.operands][-1] == "k"
+    source = make_provider(checked, LAUNCH).source
+    assert '"k in [0, TILE] (CUDA_COOP_CHECKED)"' in source
+    select = plan_topk_max_keys(spec.GroupArg("block"), spec.PayloadArg(np.dtype("int32"), 4), k=INT64,
+                                algorithm=spec.StringArg("radix_select"))
+    assert [op.name for op in select.operands].count("k") == 1
+    assert [op.name for op in select.with_checks().operands].count("k") == 1
+
+
+def test_literal_k_is_not_checked():
+    plan = plan_topk_max_keys(spec.GroupArg("block"), spec.PayloadArg(np.dtype("int32"), 4),
+                              k=spec.ScalarArg(np.dtype("int64"), literal=5))
+    source = make_provider(plan.with_checks(SITE), LAUNCH).source
+    assert "cuda_coop_checked" not in source
