@@ -67,7 +67,8 @@ def test_grid_not_a_multiple_of_the_cluster():
     ("cluster", 0, coop.InvalidArgumentValueError),
     ("cluster", "2", coop.InvalidArgumentTypeError),
     ("cluster", 2.0, coop.InvalidArgumentTypeError),
-    ("block", (32, 0), coop.InvalidArgumentValueError),
+    ("block", (32, 2, 2, 2), coop.InvalidArgumentValueError),
+    ("grid", (4, 0), coop.InvalidArgumentValueError),
     ("grid", (), coop.InvalidArgumentTypeError),
 ])
 def test_malformed_launch_shapes_of_compile_cubin(name, value, error):

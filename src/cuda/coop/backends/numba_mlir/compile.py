@@ -157,8 +157,8 @@ _CODEGEN_OPTIONS = ("launch_bounds", "max_registers", "fastmath", "fast_math", "
 
 
 def _dims3(value, name="block"):
-    """A launch dimension (an int or 1 to 3 ints, each at least 1) as (x, y, z); anything else
-    raises a named error that says what ``compile_cubin`` takes."""
+    """A launch dimension (an int or 1 to 3 ints; a grid's and a cluster's at least 1) as
+    (x, y, z); anything else raises a named error that says what ``compile_cubin`` takes."""
     import numbers
 
     from ..._errors import InvalidArgumentTypeError, InvalidArgumentValueError
@@ -174,7 +174,9 @@ def _dims3(value, name="block"):
         raise InvalidArgumentTypeError(
             f"compile_cubin(): {name}={value!r} is not a launch dimension; pass an int or a tuple of "
             f"1 to 3 ints, e.g. {example}")
-    if len(items) > 3 or any(v < 1 for v in items):
+    # A block of impossible extents (0, above 1024, ...) is the lowering's to refuse: it names the
+    # cooperative call at the user's line, as a launch with that block would.
+    if len(items) > 3 or (name != "block" and any(v < 1 for v in items)):
         raise InvalidArgumentValueError(
             f"compile_cubin(): {name}={value!r} is not a launch dimension; pass 1 to 3 extents, each "
             f"at least 1, e.g. {example}")
