@@ -66,6 +66,21 @@ QUERIES = [  # (expression, NumPy value from (linear tid, block index, threads, 
     ("coop.this_block().group_by(3, exhaustive=False).rank('block')", lambda t, b, n, g: t // 96),
     ("coop.this_block().group_by(3, exhaustive=False).rank()", lambda t, b, n, g: t % 96),
     ("coop.this_block().group_by(3, exhaustive=False).count()", lambda t, b, n, g: 96),
+    # widths that do not divide 32 (exhaustive=False): 32 // w logical warps of w lanes per
+    # warp, the last 32 % w lanes are not members (rank() is still lane % w there)
+    ("coop.this_warp().group_by(3, exhaustive=False).rank()", lambda t, b, n, g: t % 32 % 3),
+    ("coop.this_warp().group_by(3, exhaustive=False).rank('warp')", lambda t, b, n, g: t % 32 // 3),
+    ("coop.this_warp().group_by(3, exhaustive=False).count() * 100 + "
+     "coop.this_warp().group_by(3, exhaustive=False).count('warp')", lambda t, b, n, g: 310),
+    ("1 if coop.this_warp().group_by(3, exhaustive=False).is_member() else 0",
+     lambda t, b, n, g: (t % 32 < 30).astype(np.int64)),
+    ("coop.this_warp().group_by(5, exhaustive=False).rank()", lambda t, b, n, g: t % 32 % 5),
+    ("1 if coop.this_warp().group_by(5, exhaustive=False).is_member() else 0",
+     lambda t, b, n, g: (t % 32 < 30).astype(np.int64)),
+    ("coop.this_warp().group_by(12, exhaustive=False).rank('warp')", lambda t, b, n, g: t % 32 // 12),
+    ("1 if coop.this_warp().group_by(24, exhaustive=False).is_member() else 0",
+     lambda t, b, n, g: (t % 32 < 24).astype(np.int64)),
+    ("coop.this_warp().group_by(24, exhaustive=False).rank()", lambda t, b, n, g: t % 32 % 24),
     # a launch without a cluster shape: every block is a cluster of one
     ("coop.this_thread().rank('cluster')", lambda t, b, n, g: t),
     ("coop.this_warp().rank('cluster') * 1000 + coop.this_warp().count('cluster')",
@@ -90,6 +105,11 @@ def kernel(out, src, sums):
     block.sync()
     coop.this_warp().group_by(4).sync()
     coop.this_warp().sync_aligned()
+    coop.this_warp().group_by(3, exhaustive=False).sync()  # members and non-members alike
+    coop.this_warp().group_by(24, exhaustive=False).sync_aligned()
+    partial = coop.this_warp().group_by(5, exhaustive=False)
+    if partial.is_member():
+        partial.sync()
     sums[0, gtid] = coop.sum(coop.this_thread(), items)
     sums[1, gtid] = coop.sum(coop.this_block().group_by(2), items)
     sums[2, gtid] = coop.reduce(coop.this_block().group_by(3), items, binary_op="max")
@@ -175,6 +195,27 @@ def test_a_reduction_over_incomplete_groups_of_warps_is_refused():
     assert isinstance(info.value, coop.UnsupportedBlockShapeError)
     msg = str(info.value)
     assert "group_by(2, exhaustive=False)" in msg and "warps 6..6" in msg and "group_by(2)" in msg, msg
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("width", [3, 12])
+def test_no_collective_takes_several_partial_logical_warps_per_warp(width):
+    types = numba_types()
+    info, module = compile_body(f"""
+        group = coop.this_warp().group_by({width}, exhaustive=False)
+        if group.is_member():
+            dst[cuda.threadIdx.x] = coop.sum(group, src[cuda.threadIdx.x])
+    """, argtypes=(types.int32[::1], types.int32[::1], types.int64))
+    assert isinstance(info.value, coop.InvalidGroupWidthError), info.value
+    msg = str(info.value)
+    assert f"group_by({width}, exhaustive=False)" in msg and "width from 17 to 31" in msg, msg
+
+
+@pytest.mark.unit
+def test_a_width_not_dividing_32_needs_exhaustive_false():
+    with pytest.raises(coop.InvalidGroupWidthError, match=r"group_by\(5, exhaustive=False\) for 6 logical warps"):
+        coop.this_warp().group_by(5)
+    assert coop.this_warp().group_by(5, exhaustive=False).width == 5
 
 
 @pytest.mark.unit

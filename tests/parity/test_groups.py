@@ -118,3 +118,30 @@ def test_cluster_queries():
     cluster_coordinates.configure((4, 1, 1), (32, 1, 1), cluster=(2, 1, 1))(output)
     expected = np.stack((np.arange(128) // 32 % 2, np.full(128, 2), np.ones(128, dtype=np.int64)))
     np.testing.assert_array_equal(output.copy_to_host(), expected)
+
+
+def _partial_mapped_sync(operation):
+    @cuda.jit
+    def kernel(output, ranks):
+        group = coop.this_warp().group_by(3, exhaustive=False)
+        if operation == "sync":
+            group.sync()
+        else:
+            group.sync_aligned()
+        output[cuda.threadIdx.x] = group.is_member()
+        ranks[cuda.threadIdx.x] = group.rank() * 100 + group.rank("warp")
+
+    return kernel
+
+
+@pytest.mark.parametrize("operation", ["sync", "sync_aligned"])
+def test_partial_mapped_group_sync_and_membership(operation):
+    """Mirrors test_group_hierarchy.py::test_partial_mapped_group_sync_excludes_nonmembers: ten
+    logical warps of 3 lanes per warp, lanes 30 and 31 are not members, every lane calls the
+    barrier (without NVIDIA's injected CCCL assertions)."""
+    output, ranks = poison(32, np.int32), poison(32, np.int32)
+    _partial_mapped_sync(operation)[1, 32](output, ranks)
+    cuda.synchronize()
+    np.testing.assert_array_equal(output, [1] * 30 + [0, 0])
+    lanes = np.arange(32)
+    np.testing.assert_array_equal(ranks[:30], (lanes % 3 * 100 + lanes // 3)[:30])

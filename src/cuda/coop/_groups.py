@@ -25,19 +25,22 @@ from ._kernel_api import kernel_function
 
 __all__ = ["ThreadGroup", "BlockGroup", "WarpGroup", "WarpsGroup", "SingleThreadGroup", "GridGroup", "ClusterGroup",
            "this_block", "this_warp", "this_thread", "this_grid", "this_cluster", "LOGICAL_WARP_WIDTHS",
-           "PARTIAL_WARP_WIDTHS", "is_partial_warp_width"]
+           "PARTIAL_WARP_WIDTHS", "REDUCIBLE_PARTIAL_WIDTHS", "is_partial_warp_width"]
 
 # Widths that tile the 32-lane warp: every lane is a member of one logical warp.
 LOGICAL_WARP_WIDTHS = (1, 2, 4, 8, 16, 32)
-# Non-power-of-two widths: one logical warp of lanes 0..w-1 per warp, lanes w..31 are not
-# members (exhaustive=False).  CUB's WarpReduce handles a non-power-of-two LOGICAL_WARP_THREADS
-# through shared memory with the member mask of lanes 0..w-1 whatever the lane, so a warp can
-# hold only one such group: widths above 16.  Only coop.reduce and coop.sum take these groups.
-PARTIAL_WARP_WIDTHS = tuple(range(17, 32))
+# Widths that do not divide 32 (exhaustive=False, NVIDIA's partial mapping): each warp holds
+# 32 // w logical warps of w consecutive lanes, and its last 32 % w lanes are not members.
+# Every such group answers the queries and sync().  CUB's WarpReduce handles a
+# non-power-of-two LOGICAL_WARP_THREADS through shared memory with the member mask of lanes
+# 0..w-1 whatever the lane, so only widths above 16 (one logical warp per warp) can run a
+# collective: coop.reduce and coop.sum take those.
+PARTIAL_WARP_WIDTHS = tuple(w for w in range(3, 32) if 32 % w)
+REDUCIBLE_PARTIAL_WIDTHS = tuple(range(17, 32))
 
 
 def is_partial_warp_width(width: int) -> bool:
-    """Whether a logical warp of ``width`` lanes leaves lanes of its warp out (17..31)."""
+    """Whether logical warps of ``width`` lanes leave lanes of each warp out (widths not dividing 32)."""
     return 32 % width != 0
 
 
@@ -129,8 +132,9 @@ class ClusterGroup(ThreadGroup):
 class WarpGroup(ThreadGroup):
     """A hardware warp (``width == 32``) or a logical warp of ``width`` lanes.
 
-    A width from 17 to 31 (``group_by(width, exhaustive=False)``) is a *partial* logical
-    warp: lanes ``0 .. width-1`` of each warp are its members, lanes ``width .. 31`` are not.
+    A width that does not divide 32 (``group_by(width, exhaustive=False)``) is a *partial*
+    mapping: each warp holds ``32 // width`` logical warps of consecutive lanes and its last
+    ``32 % width`` lanes are not members.
     """
 
     kind = "warp"
@@ -147,18 +151,20 @@ class WarpGroup(ThreadGroup):
 
     @property
     def is_partial(self) -> bool:
-        """Whether lanes ``width .. 31`` of each warp are not members (widths 17..31)."""
+        """Whether the last ``32 % width`` lanes of each warp are not members."""
         return is_partial_warp_width(self.width)
 
     def group_by(self, width: int, *, exhaustive: bool = True) -> "WarpGroup":
         """Split each warp into logical warps of ``width`` consecutive lanes.
 
         ``width`` is 1, 2, 4, 8, 16 or 32: the logical warps tile the warp, and
-        ``exhaustive`` (NVIDIA's spelling) may be either value.  ``width`` from 17
-        to 31 needs ``exhaustive=False``: lanes ``0 .. width-1`` form the one logical
-        warp of each warp and lanes ``width .. 31`` are not members (``is_member()``
-        is False there).  Only ``coop.reduce`` and ``coop.sum`` take such a group;
-        guard the call with ``if group.is_member():``.
+        ``exhaustive`` (NVIDIA's spelling) may be either value.  Any other width from 3
+        to 31 needs ``exhaustive=False``: each warp holds ``32 // width`` logical warps
+        of consecutive lanes and its last ``32 % width`` lanes are not members
+        (``is_member()`` is False there).  Every such group answers ``rank()``,
+        ``count()``, ``is_member()`` and ``sync()``; with a width from 17 to 31 (one
+        logical warp per warp) ``coop.reduce`` and ``coop.sum`` take it too: guard the
+        call with ``if group.is_member():``.
         """
         if self.width != 32:
             raise InvalidGroupWidthError(
@@ -192,9 +198,9 @@ def check_warps_per_group(warps) -> int:
     return warps
 
 
-_WIDTH_CHOICES = (f"use one of {', '.join(map(str, LOGICAL_WARP_WIDTHS))}, or a width from "
-                  f"{PARTIAL_WARP_WIDTHS[0]} to {PARTIAL_WARP_WIDTHS[-1]} with exhaustive=False (one partial "
-                  "logical warp of lanes 0..width-1 per warp, taken by coop.reduce and coop.sum only)")
+_WIDTH_CHOICES = (f"use one of {', '.join(map(str, LOGICAL_WARP_WIDTHS))}, or another width from 3 to 31 "
+                  "with exhaustive=False (the last 32 % width lanes of each warp are not members; "
+                  "coop.reduce and coop.sum take widths 17 to 31)")
 
 
 def check_warp_width(width, *, exhaustive: bool = True) -> int:
@@ -206,22 +212,19 @@ def check_warp_width(width, *, exhaustive: bool = True) -> int:
         return width
     if width in PARTIAL_WARP_WIDTHS:
         if exhaustive:
+            groups, left = 32 // width, 32 % width
             raise InvalidGroupWidthError(
                 f"{call}: width={width} does not divide the 32-lane warp, so exhaustive=True (the default) "
-                f"cannot hold; non-power-of-two widths need exhaustive=False: pass group_by({width}, "
-                f"exhaustive=False) for one logical warp of lanes 0..{width - 1} per warp (lanes {width}..31 "
-                "are not members; guard the call with `if group.is_member():`), taken by coop.reduce and "
-                "coop.sum only; or use one of 1, 2, 4, 8, 16, 32"
+                f"cannot hold; pass group_by({width}, exhaustive=False) for {groups} logical warp"
+                f"{'s' if groups > 1 else ''} of {width} lanes per warp (the last {left} lanes are not "
+                "members; guard calls with `if group.is_member():`"
+                + ("; coop.reduce and coop.sum take it)" if width in REDUCIBLE_PARTIAL_WIDTHS else
+                   "; it answers rank(), count(), is_member() and sync(), and no collective takes it)")
+                + ", or use one of 1, 2, 4, 8, 16, 32"
             )
         return width
-    why = ""
-    if 2 < width < PARTIAL_WARP_WIDTHS[0]:
-        # e.g. 12: two logical warps (lanes 0..11, 12..23) would share a warp, and CUB's
-        # non-power-of-two WarpReduce gives every lane the member mask of lanes 0..width-1.
-        why = (f" (a non-power-of-two width below {PARTIAL_WARP_WIDTHS[0]} would put two logical warps in "
-               "one warp, which CUB's WarpReduce does not support)")
     raise InvalidGroupWidthError(
-        f"{call}: width={width!r} is not a logical warp width{why}; {_WIDTH_CHOICES}"
+        f"{call}: width={width!r} is not a logical warp width; {_WIDTH_CHOICES}"
     )
 
 

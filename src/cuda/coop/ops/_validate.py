@@ -91,8 +91,14 @@ def require_group(call: str, group, kinds=("block", "warp"), *, partial_warps: b
     if group.is_partial_warp and not partial_warps:
         raise InvalidGroupWidthError(
             f"{call}: group={group.label} is a non-power-of-two logical warp, which only coop.reduce() "
-            "and coop.sum() take (CUB's WarpReduce is the one warp collective that runs a partial "
-            "logical warp); use a logical warp width of 1, 2, 4, 8, 16 or 32"
+            "and coop.sum() take, at widths 17 to 31 (CUB's WarpReduce is the one warp collective that "
+            "runs a partial logical warp); use a logical warp width of 1, 2, 4, 8, 16 or 32"
+        )
+    if group.is_partial_warp and group.width < 17:
+        raise InvalidGroupWidthError(
+            f"{call}: group={group.label} puts {32 // group.width} logical warps in each warp, which "
+            "CUB's non-power-of-two WarpReduce does not support (it runs one logical warp of lanes "
+            "0..width-1 per warp); use a width from 17 to 31, or 1, 2, 4, 8, 16 or 32"
         )
     return group
 

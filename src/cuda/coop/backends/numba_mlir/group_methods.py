@@ -40,11 +40,12 @@ The cluster values come from the hardware registers (``%cluster_ctarank``,
 names no cluster runs every block as a cluster of one; below 9.0 there are no
 clusters, so the rank is 0, the count 1 and the barrier ``__syncthreads``.
 
-A *partial* logical warp (``group_by(w, exhaustive=False)``, ``w`` from 17 to 31)
-has lanes ``0 .. w-1`` of each warp as members: ``is_member()`` is ``lane < w``,
-``rank()`` is the lane (meaningful in members only), and ``sync()`` waits for
-lanes ``0 .. w-1`` and does nothing in the other lanes, so it may be called
-inside or outside an ``is_member()`` guard.  ``this_block().group_by(n,
+A *partial* mapping (``group_by(w, exhaustive=False)``, ``w`` not dividing 32) has
+``32 // w`` logical warps of ``w`` consecutive lanes in each warp; the last ``32 % w``
+lanes are not members: ``is_member()`` is ``lane < (32 // w) * w``, ``rank()`` is
+``lane % w`` (meaningful in members only), and ``sync()`` waits for the lanes of the
+caller's logical warp and does nothing in the other lanes, so it may be called inside
+or outside an ``is_member()`` guard.  ``this_block().group_by(n,
 exhaustive=False)`` has the complete groups of ``n`` whole warps as members
 (``is_member()`` is False in the warps after them); its ``sync()`` is still
 ``__syncthreads``, called by the whole block (outside the guard).  Every other
@@ -150,8 +151,9 @@ def _rank_impl(group: GroupType, level: str):
     if kind == "warp" and width != 32:  # a logical warp: its lane, or its index in the warp
         if level == "warp":
             return lambda: tid() % 32 // width
-        # A partial logical warp (17..31) is lanes 0..width-1: its members' rank is their lane.
-        return (lambda: tid() % 32) if 32 % width else (lambda: tid() % width)
+        # A partial mapping (width not dividing 32) restarts at each warp: the lane, not the
+        # thread, is cut into logical warps.
+        return (lambda: tid() % 32 % width) if 32 % width else (lambda: tid() % width)
     if kind == "warps":
         span = 32 * width
         if level == "block":
@@ -209,17 +211,12 @@ def _sync_impl(group: GroupType, method: str):
         w = group.width
         if w == 32:
             return lambda: cuda.syncwarp(0xFFFFFFFF)
-        if 32 % w:
-            # Lanes w..31 are not members: they skip the barrier (their own mask would name
-            # lanes that never arrive), so sync() is harmless outside an is_member() guard.
-            mask = (1 << w) - 1
-
-            def partial_sync():
-                if cuda.laneid < w:
-                    cuda.syncwarp(np.uint32(mask))
-
-            return partial_sync
-        return lambda: cuda.syncwarp(np.uint32(((1 << w) - 1) << ((cuda.laneid // w) * w)))
+        # Each lane waits for the lanes of its logical warp.  Where w does not divide 32, the
+        # last 32 % w lanes (not members) name themselves only: they wait for each other when
+        # they call sync() outside an is_member() guard, and no member's mask names them.
+        # (One expression, no branch: numba-cuda-mlir 0.6 fails to lower a device function
+        # whose barrier sits in an if.)
+        return lambda: cuda.syncwarp(np.uint32((((1 << w) - 1) << ((cuda.laneid // w) * w)) & 0xFFFFFFFF))
     raise InvalidGroupError(
         f"{group.descriptor().label}.{method}(): a {group.kind}-wide barrier needs a cooperative "
         "launch, which cuda-coop does not make; end the kernel and launch another, or synchronize "
@@ -232,8 +229,8 @@ def _member_impl(group: GroupType):
     if group.kind == "warps":  # exhaustive=False: the complete groups of whole warps
         span = 32 * group.width
         return lambda: tid() // span < threads() // span
-    width = group.width
-    return lambda: tid() % 32 < width
+    members = 32 // group.width * group.width  # complete logical warps of each warp
+    return lambda: tid() % 32 < members
 
 
 def _value(method, group, level):
