@@ -8,13 +8,15 @@ import numpy as np
 
 from ._errors import UnsupportedDtypeError
 
-__all__ = ["SUPPORTED_DTYPES", "bfloat16_dtype", "is_bfloat16", "is_supported", "normalize_dtype", "cxx_type",
-           "is_integer", "is_float", "is_half", "dtype_names"]
+__all__ = ["SUPPORTED_DTYPES", "COMPLEX_DTYPES", "bfloat16_dtype", "is_bfloat16", "is_supported", "is_complex",
+           "is_movable", "normalize_dtype", "cxx_type", "is_integer", "is_float", "is_half", "dtype_names",
+           "COMPLEX_CXX_DEFINITIONS"]
 
 
 # The common contract: fixed-width integers and IEEE float16/32/64, plus bfloat16 (NumPy's
 # bfloat16 is ml_dtypes'; numba-cuda-mlir types it as ``__nv_bfloat16``).  bool, complex
-# and structured types are rejected before NVRTC.  bfloat16 is not in this tuple: importing
+# and structured types are rejected before NVRTC, and complex64/complex128 are accepted
+# by the data-movement families only (COMPLEX_DTYPES below).  bfloat16 is not in this tuple: importing
 # ml_dtypes costs most of a second, so it is never imported to check a dtype (a bfloat16
 # dtype object can only exist once ml_dtypes is loaded); use is_supported().
 SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(
@@ -25,6 +27,13 @@ SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(
         "float16", "float32", "float64",
     )
 )
+
+
+# complex64/complex128: payloads that are moved, never combined or ordered (load/store,
+# exchange, shuffle, and neighbours with a device-function operator).  ThreadData and
+# array dtypes accept them; is_supported() does not, so every arithmetic family refuses
+# them through ops._validate with a message naming the call and the way out.
+COMPLEX_DTYPES: tuple[np.dtype, ...] = (np.dtype("complex64"), np.dtype("complex128"))
 
 
 def bfloat16_dtype(*, load: bool = True) -> np.dtype | None:
@@ -45,7 +54,17 @@ def is_bfloat16(dt) -> bool:
 
 
 def is_supported(dt) -> bool:
+    """An element type every family accepts (the arithmetic contract; complex is not)."""
     return dt is not None and (np.dtype(dt) in SUPPORTED_DTYPES or is_bfloat16(dt))
+
+
+def is_complex(dt) -> bool:
+    return dt is not None and np.dtype(dt) in COMPLEX_DTYPES
+
+
+def is_movable(dt) -> bool:
+    """An element type the data-movement families accept: is_supported() or complex."""
+    return is_supported(dt) or is_complex(dt)
 
 
 _CXX = {
@@ -61,7 +80,22 @@ _CXX = {
     "bfloat16": "__nv_bfloat16",
     "float32": "float",
     "float64": "double",
+    "complex64": "cuda_coop_complex64",
+    "complex128": "cuda_coop_complex128",
 }
+
+# The C++ side of numba's complex numbers: two floats (doubles) with the alignment of one,
+# the layout of numba's complex64/complex128 ({float, float} / {double, double}).  Not
+# cuda::std::complex (alignas(2 * sizeof(T))) nor float2/double2 (align 8/16): a payload or
+# array the compiler aligns to the component only would then be misaligned for the
+# vector accesses those types allow.  Defined in the in-memory compat header
+# (core/cpp.py), so every translation unit has it once.  Nothing here does arithmetic.
+COMPLEX_CXX_DEFINITIONS = """\
+struct alignas(4) cuda_coop_complex64 { float re, im; };
+struct alignas(8) cuda_coop_complex128 { double re, im; };
+static_assert(sizeof(cuda_coop_complex64) == 8 && alignof(cuda_coop_complex64) == 4, "numba complex64");
+static_assert(sizeof(cuda_coop_complex128) == 16 && alignof(cuda_coop_complex128) == 8, "numba complex128");
+"""
 
 
 def dtype_names() -> str:
@@ -96,14 +130,15 @@ def normalize_dtype(value, *, label: str) -> np.dtype:
     except TypeError:
         # A compiler's scalar type (numba's types.int64) names its NumPy dtype.
         name = str(value)
-        if name in {d.name for d in SUPPORTED_DTYPES}:
+        if name in {d.name for d in SUPPORTED_DTYPES + COMPLEX_DTYPES}:
             return np.dtype(name)
         raise UnsupportedDtypeError(
             f"{label}={value!r} is not a dtype; use one of {dtype_names()}"
         ) from None
-    if not is_supported(dt):
+    if not is_movable(dt):
         raise UnsupportedDtypeError(
-            f"{label}={dt.name} is not supported; use one of {dtype_names()}"
+            f"{label}={dt.name} is not supported; use one of {dtype_names()} (or complex64/complex128 "
+            "for load/store, exchange, shuffle and neighbours)"
         )
     return dt
 

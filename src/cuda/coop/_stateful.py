@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._dtypes import normalize_dtype
-from ._errors import InvalidArgumentTypeError
+from ._dtypes import is_complex, normalize_dtype
+from ._errors import InvalidArgumentTypeError, UnsupportedDtypeError
 
 __all__ = ["StatefulFunction"]
 
@@ -44,6 +44,11 @@ class StatefulFunction:
             op = _unbound_call(op)
         self.op = op
         self.state_dtype = normalize_dtype(state_dtype, label="coop.StatefulFunction(): state_dtype")
+        if is_complex(self.state_dtype):
+            raise UnsupportedDtypeError(
+                f"coop.StatefulFunction(): state_dtype={self.state_dtype.name} is not supported: state feeds "
+                "arithmetic operators, which take no complex values; keep the real and imaginary parts in a "
+                "float state of twice the items")
         self.name = name if name is not None else _default_name(op)
         if not isinstance(self.name, str):
             raise InvalidArgumentTypeError(f"coop.StatefulFunction(): name={name!r} is not a str; pass a str or None")

@@ -268,10 +268,12 @@ class AbiOperand:
         ``__half``/``__nv_bfloat16`` are C++ classes; the compiler passes an ``f16``/``bf16``
         scalar.  Declared by value, the two prototypes do not match: nvJitLink links
         without error but leaves an un-inlined call whose argument is never loaded.
-        By pointer the types agree and LTO removes the array."""
-        from .._dtypes import is_half
+        By pointer the types agree and LTO removes the array.  Complex values (a struct of
+        two floats on the C++ side, MLIR's ``complex<f64>`` on the compiler's) travel the
+        same way, so no aggregate is ever passed by value."""
+        from .._dtypes import is_complex, is_half
 
-        return self.passing == "value" and is_half(self.dtype)
+        return self.passing == "value" and (is_half(self.dtype) or is_complex(self.dtype))
 
     def cxx_param(self) -> str:
         from .._dtypes import cxx_type

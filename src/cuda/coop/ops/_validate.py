@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import dtype_names, is_half, is_integer, is_supported
+from .._dtypes import dtype_names, is_complex, is_half, is_integer, is_movable, is_supported
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -154,7 +154,28 @@ def choose_algorithm(call: str, arg, group: GroupArg, tables: dict, default: str
     return table[choose(call, "algorithm", arg, tuple(table), default)]
 
 
-def require_array(call: str, label: str, arg, *, written: bool = False) -> ArrayArg:
+# The families that only move values (load/store, exchange, shuffle, neighbours) take
+# complex payloads; the rest combine or order values, which complex numbers do not admit.
+COMPLEX_OPS = ("coop.load()", "coop.store()", "coop.exchange()", "coop.shuffle()",
+               "coop.adjacent_difference() and coop.discontinuity() with a device-function operator")
+
+
+def _refuse_complex(call: str, what: str, dtype) -> None:
+    """A named refusal of complex64/complex128 in a family that combines or orders values."""
+    if is_complex(dtype):
+        part = "float32" if np.dtype(dtype).name == "complex64" else "float64"
+        raise UnsupportedDtypeError(
+            f"{call}: {what} {np.dtype(dtype).name}, which this operation does not take: it combines or "
+            f"orders values, and complex payloads are moved only ({', '.join(COMPLEX_OPS)}). Work on the "
+            f"real and imaginary parts as {part} values (z.real, z.imag) and recombine them"
+        )
+
+
+def _accepts(dtype, movement: bool) -> bool:
+    return is_movable(dtype) if movement else is_supported(dtype)
+
+
+def require_array(call: str, label: str, arg, *, written: bool = False, movement: bool = False) -> ArrayArg:
     if not isinstance(arg, ArrayArg):
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} is not an array; pass a 1-D contiguous array (a "
@@ -169,7 +190,8 @@ def require_array(call: str, label: str, arg, *, written: bool = False) -> Array
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} is not contiguous; pass a C-contiguous array"
         )
-    if not is_supported(arg.dtype):
+    if not _accepts(arg.dtype, movement):
+        _refuse_complex(call, f"{label} has element type", arg.dtype)
         raise UnsupportedDtypeError(
             f"{call}: {label} has element type {arg.type_name or arg.dtype}, which is not supported; "
             f"use one of {dtype_names()}"
@@ -183,24 +205,26 @@ def require_array(call: str, label: str, arg, *, written: bool = False) -> Array
     return arg
 
 
-def require_payload(call: str, label: str, arg, *, allow_scalar=False):
+def require_payload(call: str, label: str, arg, *, allow_scalar=False, movement: bool = False):
+    """``movement``: the family only moves values, so complex payloads are accepted."""
     if isinstance(arg, PayloadArg):
-        if arg.dtype is not None and not is_supported(arg.dtype):
+        if arg.dtype is not None and not _accepts(arg.dtype, movement):
+            _refuse_complex(call, f"{label} has dtype", arg.dtype)
             raise UnsupportedDtypeError(
                 f"{call}: {label} has dtype {arg.dtype}, which is not supported; use one of {dtype_names()}"
             )
         return arg
     if allow_scalar and isinstance(arg, ScalarArg):
-        require_numeric_operand(call, label, arg)
+        require_numeric_operand(call, label, arg, movement=movement)
         return arg
     what = "a coop.ThreadData payload" + (" or a scalar" if allow_scalar else "")
     raise InvalidArgumentTypeError(
         f"{call}: {label}={describe(arg)} is not {what}; create one with coop.ThreadData(n, dtype=...)")
 
 
-def require_payload_or_scalar(call: str, label: str, arg):
+def require_payload_or_scalar(call: str, label: str, arg, *, movement: bool = False):
     """A payload, or a numeric scalar taken as a payload of one item (``PayloadArg.scalar``)."""
-    payload = require_payload(call, label, arg, allow_scalar=True)
+    payload = require_payload(call, label, arg, allow_scalar=True, movement=movement)
     if isinstance(payload, ScalarArg):
         return PayloadArg(payload.dtype, 1, scalar=True)
     return payload
@@ -228,12 +252,13 @@ def require_known_dtype(call: str, label: str, payload: PayloadArg):
     return payload.dtype
 
 
-def require_numeric_operand(call: str, label: str, arg) -> ScalarArg:
+def require_numeric_operand(call: str, label: str, arg, *, movement: bool = False) -> ScalarArg:
     if not isinstance(arg, ScalarArg) or arg.dtype is None:
         raise InvalidArgumentTypeError(
             f"{call}: {label}={describe(arg)} is not a number; pass a scalar of {dtype_names()}"
         )
-    if not is_supported(arg.dtype):
+    if not _accepts(arg.dtype, movement):
+        _refuse_complex(call, f"{label} has type", arg.dtype)
         raise UnsupportedDtypeError(
             f"{call}: {label} has type {arg.dtype.name}, which is not supported; use one of {dtype_names()}"
         )
@@ -261,10 +286,13 @@ def optional_int_operand(call: str, label: str, arg, *, hint: str = "",
 
 def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
                              target: str = "the payload") -> ScalarArg | None:
-    """A scalar that must have ``dtype``; literals must be representable in it."""
+    """A scalar that must have ``dtype``; literals must be representable in it.
+
+    Complex scalars are accepted when ``dtype`` is complex (only movement families get
+    there: a complex scalar for a real payload is a dtype mismatch, below)."""
     if not is_given(arg):
         return None
-    require_numeric_operand(call, label, arg)
+    require_numeric_operand(call, label, arg, movement=True)
     if arg.is_literal:
         value = arg.literal
         if isinstance(value, bool):

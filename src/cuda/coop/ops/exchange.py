@@ -180,7 +180,7 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
                   warp_time_slicing=OMITTED, temp_storage=OMITTED) -> CallPlan:
     call = "coop.exchange()"
     g = v.require_group(call, group)
-    items = v.require_payload(call, "value", value)
+    items = v.require_payload(call, "value", value, movement=True)
     dtype = v.require_known_dtype(call, "value", items)
     m = _choose_mode(call, mode, g)
     sliced = v.require_literal_bool(call, "warp_time_slicing", warp_time_slicing, False)

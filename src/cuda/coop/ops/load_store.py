@@ -220,8 +220,8 @@ def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTE
     call = "coop.load()"
     g = v.require_group(call, group)
     algo = v.choose_algorithm(call, algorithm, g, LOAD_ALGORITHMS, "direct")
-    src = v.require_array(call, "source", source)
-    out = v.require_payload(call, "output", output)
+    src = v.require_array(call, "source", source, movement=True)
+    out = v.require_payload(call, "output", output, movement=True)
     dtype = v.resolve_payload_dtype(call, "output", out, "source", src)
     has_vi, has_oob, has_off, controls = _controls(call, g, dtype, valid_items, offset, oob_default)
     ts = v.optional_temp_storage(call, temp_storage, g)
@@ -246,8 +246,8 @@ def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=O
     call = "coop.store()"
     g = v.require_group(call, group)
     algo = v.choose_algorithm(call, algorithm, g, STORE_ALGORITHMS, "direct")
-    dst = v.require_array(call, "destination", destination, written=True)
-    val = v.require_payload(call, "value", value, allow_scalar=True)
+    dst = v.require_array(call, "destination", destination, written=True, movement=True)
+    val = v.require_payload(call, "value", value, allow_scalar=True, movement=True)
     if isinstance(val, PayloadArg):
         dtype = v.resolve_payload_dtype(call, "value", val, "destination", dst)
         items, passing = val.items, "payload"

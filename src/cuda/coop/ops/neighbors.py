@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, is_complex
+from .._errors import UnsupportedDtypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ..core.cpp import check_range
@@ -150,7 +151,9 @@ def discontinuity(block, values, /, *, mode="heads", valid_items=None, tile_pred
 
 def _values(call, block, values):
     g = v.require_group(call, block, kinds=("block",))
-    p = v.require_payload(call, "values", values)
+    # Complex values are moved here; only a device-function operator may combine or
+    # compare them (_operator refuses the built-in ones).
+    p = v.require_payload(call, "values", values, movement=True)
     return g, p, v.require_known_dtype(call, "values", p)
 
 
@@ -202,6 +205,12 @@ def _operator(call, label, arg, aliases, default, dtype, restype, *, value_resul
         v.require_no_half_callback(call, label, dtype)
         return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype),
                                      value_result=value_result),)
+    if is_complex(dtype):
+        raise UnsupportedDtypeError(
+            f"{call}: {label}={op!r}{'' if v.is_given(arg) else ' (the default)'} is a built-in operator, "
+            f"which takes no {dtype.name} values; pass a @cuda.jit(device=True) function of two "
+            f"{dtype.name} values (e.g. def op(a, b): return a - b)"
+        )
     return op, ()
 
 

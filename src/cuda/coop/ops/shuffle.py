@@ -119,7 +119,7 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     unit = d is None or (d.is_literal and int(d.literal) == 1)
     # A distance known at compile time (omitted = 1) is folded into the C++.
     literal = 1 if d is None else (int(d.literal) if d.is_literal else None)
-    val = v.require_payload(call, "value", value, allow_scalar=True)
+    val = v.require_payload(call, "value", value, allow_scalar=True, movement=True)
     if m in TILE_MODES:
         if not isinstance(val, PayloadArg):
             raise InvalidArgumentTypeError(

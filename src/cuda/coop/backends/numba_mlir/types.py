@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._dtypes import bfloat16_dtype, is_supported
+from ..._dtypes import bfloat16_dtype, is_movable
 from ...core import spec
 from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
 
@@ -102,7 +102,9 @@ def numpy_dtype(numba_type) -> np.dtype | None:
         dt = np.dtype(as_dtype(numba_type))
     except Exception:
         return None
-    return dt if is_supported(dt) else None
+    # Complex too: the families check their own dtypes (ops._validate refuses complex in
+    # the arithmetic ones with a named message).
+    return dt if is_movable(dt) else None
 
 
 def _is_bfloat16(numba_type) -> bool:
@@ -129,7 +131,8 @@ def describe_type(ty):
         return spec.ScalarArg(None, type_name="bool")
     if isinstance(ty, types.IntegerLiteral):
         return spec.ScalarArg(numpy_dtype(ty.literal_type) or np.dtype("int64"), int(ty.literal_value))
-    if isinstance(ty, (types.Integer, types.Float)) or (isinstance(ty, types.Number) and _is_bfloat16(ty)):
+    if (isinstance(ty, (types.Integer, types.Float, types.Complex))
+            or (isinstance(ty, types.Number) and _is_bfloat16(ty))):
         return spec.ScalarArg(numpy_dtype(ty), type_name=str(ty))
     if isinstance(ty, types.StringLiteral):
         return spec.StringArg(ty.literal_value)
