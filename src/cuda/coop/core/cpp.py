@@ -283,6 +283,14 @@ def _callback_decls(plan: CallPlan, symbols: dict):
         if symbol is None:  # pragma: no cover - a backend that does not compile callbacks
             raise AssertionError(f"no compiled symbol for callback {cb.role!r} of {plan.call}")
         params = [f"{ctype(t)} a{i}" for i, t in enumerate(cb.argtypes)]
+        if cb.by_reference:  # Callback.by_reference: every operand and the result by pointer
+            rt = cxx_type(cb.restype)
+            ptrs = ", ".join([f"{rt}*"] + [f"const {ctype(t)}*" for t in cb.argtypes])
+            yield f'extern "C" __device__ void {symbol}({ptrs});'
+            addrs = ", ".join(["&r"] + [f"&a{i}" for i in range(len(cb.argtypes))])
+            yield (f"__device__ __forceinline__ {rt} {cb.role}({', '.join(params)}) "
+                   f"{{ {rt} r; {symbol}({addrs}); return r; }}")
+            continue
         args = ", ".join(f"a{i}" for i in range(len(cb.argtypes)))
         rt = cxx_type(cb.restype)
         yield f'extern "C" __device__ {rt} {symbol}({", ".join(ctype(t) for t in cb.argtypes)});'

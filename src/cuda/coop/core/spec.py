@@ -320,6 +320,19 @@ class Callback:
     # float32) is refused rather than silently converted.
     value_result: bool = False
 
+    @property
+    def by_reference(self) -> bool:
+        """Complex operands and results cross the C ABI by pointer.
+
+        By value, numba passes MLIR ``complex<f64>`` as an LLVM aggregate while C++
+        passes its struct ``byval``: nvJitLink links the two but leaves an un-inlined
+        call.  The backend then compiles a shim ``void(R* out, const A0* a0, ...)``
+        around the user's function, and the forwarding function passes addresses of
+        its locals, which LTO removes."""
+        from .._dtypes import is_complex
+
+        return any(is_complex(t) for t in (self.restype, *self.argtypes) if not isinstance(t, PointerTo))
+
 
 @dataclass(frozen=True)
 class StorageNeed:

@@ -133,11 +133,17 @@ def _compile(call: str, cb: spec.Callback, symbol: str, cc: tuple):
         item = _LTOIR.get(key)
         if item is not None:
             return item
-        sig = _numba_type(cb.restype)(*[_numba_type(t) for t in cb.argtypes])
         handle = cb.function.handle
         options = getattr(handle, "targetoptions", {}) or {}
+        if cb.by_reference:
+            pyfunc = _pointer_shim(handle, len(cb.argtypes))
+            ptr = C.types.CPointer
+            sig = C.types.void(ptr(_numba_type(cb.restype)), *[ptr(_numba_type(t)) for t in cb.argtypes])
+        else:
+            pyfunc = _py_func(cb.function)
+            sig = _numba_type(cb.restype)(*[_numba_type(t) for t in cb.argtypes])
         try:
-            ltoir = C.compile_device_function_ltoir(_py_func(cb.function), sig, cc=cc, symbol=symbol,
+            ltoir = C.compile_device_function_ltoir(pyfunc, sig, cc=cc, symbol=symbol,
                                                     fastmath=options.get("fastmath", False))
         except Exception as exc:
             detail = textwrap.indent(str(exc).strip(), "    ")
@@ -149,6 +155,18 @@ def _compile(call: str, cb: spec.Callback, symbol: str, cc: tuple):
         item = C.LTOIR(ltoir, name=f"{symbol}.ltoir")
         _LTOIR[key] = item
         return item
+
+
+def _pointer_shim(dispatcher, nargs: int):
+    """``shim(out, a0, ...)``: ``out[0] = f(a0[0], ...)``, the by-pointer ABI of a callback
+    with complex operands (spec.Callback.by_reference).  The user's function is called
+    from device code, so it keeps its own compilation (and inlines)."""
+    names = [f"a{i}" for i in range(nargs)]
+    source = (f"def coop_pointer_shim(out, {', '.join(names)}):\n"
+              f"    out[0] = user_function({', '.join(n + '[0]' for n in names)})\n")
+    scope = {"user_function": dispatcher}
+    exec(compile(source, "<cuda.coop callback shim>", "exec"), scope)
+    return scope["coop_pointer_shim"]
 
 
 def _same_kind(result: np.dtype, expected: np.dtype) -> bool:
