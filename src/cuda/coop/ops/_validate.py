@@ -160,7 +160,7 @@ COMPLEX_OPS = ("coop.load()", "coop.store()", "coop.exchange()", "coop.shuffle()
                "coop.adjacent_difference() and coop.discontinuity() with a device-function operator")
 
 
-def _refuse_complex(call: str, what: str, dtype) -> None:
+def refuse_complex(call: str, what: str, dtype) -> None:
     """A named refusal of complex64/complex128 in a family that combines or orders values."""
     if is_complex(dtype):
         part = "float32" if np.dtype(dtype).name == "complex64" else "float64"
@@ -191,7 +191,7 @@ def require_array(call: str, label: str, arg, *, written: bool = False, movement
             f"{call}: {label}={describe(arg)} is not contiguous; pass a C-contiguous array"
         )
     if not _accepts(arg.dtype, movement):
-        _refuse_complex(call, f"{label} has element type", arg.dtype)
+        refuse_complex(call, f"{label} has element type", arg.dtype)
         raise UnsupportedDtypeError(
             f"{call}: {label} has element type {arg.type_name or arg.dtype}, which is not supported; "
             f"use one of {dtype_names()}"
@@ -209,7 +209,7 @@ def require_payload(call: str, label: str, arg, *, allow_scalar=False, movement:
     """``movement``: the family only moves values, so complex payloads are accepted."""
     if isinstance(arg, PayloadArg):
         if arg.dtype is not None and not _accepts(arg.dtype, movement):
-            _refuse_complex(call, f"{label} has dtype", arg.dtype)
+            refuse_complex(call, f"{label} has dtype", arg.dtype)
             raise UnsupportedDtypeError(
                 f"{call}: {label} has dtype {arg.dtype}, which is not supported; use one of {dtype_names()}"
             )
@@ -258,7 +258,7 @@ def require_numeric_operand(call: str, label: str, arg, *, movement: bool = Fals
             f"{call}: {label}={describe(arg)} is not a number; pass a scalar of {dtype_names()}"
         )
     if not _accepts(arg.dtype, movement):
-        _refuse_complex(call, f"{label} has type", arg.dtype)
+        refuse_complex(call, f"{label} has type", arg.dtype)
         raise UnsupportedDtypeError(
             f"{call}: {label} has type {arg.dtype.name}, which is not supported; use one of {dtype_names()}"
         )

@@ -210,6 +210,7 @@ def _operand(call, label, arg, *, integer=False):
         arg = v.require_payload(call, label, arg, allow_scalar=True)
         dtype, items, passing = arg.dtype, 1, "value"
     if not is_supported(dtype):
+        v.refuse_complex(call, f"{label} has dtype", dtype)
         raise UnsupportedDtypeError(f"{call}: {label} has dtype {dtype.name}; use one of {dtype_names()}")
     if integer and not is_integer(dtype):
         raise UnsupportedDtypeError(
