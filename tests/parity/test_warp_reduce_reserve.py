@@ -1,14 +1,15 @@
-"""Parity: physical-warp reductions in 1-D/2-D/3-D blocks, ``TempStorage.reserve``, and two
-qualified-only NVIDIA features this library does not provide (``gpu_dataclass``, complex128
-payloads), checked against NumPy.
+"""Parity: physical-warp reductions in 1-D/2-D/3-D blocks, ``TempStorage.reserve``, complex128
+payloads through the qualified module, and ``gpu_dataclass`` (a qualified-only NVIDIA feature this
+library does not provide), checked against NumPy.
 
 Mirrors NVIDIA/cccl ``python/cuda_coop/tests/backends/numba_mlir/runtime/``
 ``test_warp_reduce.py`` (x-major rank in multi-dimensional blocks, runtime and literal
 ``valid_items``, a module-level ``this_warp()`` descriptor, back-to-back and looped
 reductions), ``test_reserve.py`` (reservations next to cooperative scratch, a reserve made in an
 inlined helper through an alias, a second ``auto_sync=True`` descriptor, a reservation past
-48 KiB), ``test_gpu_dataclass.py`` and the complex128 cases of ``test_common_root_exchange.py``.
-The two known gaps are ``xfail(strict=True)`` and listed in README.md.
+48 KiB), ``test_gpu_dataclass.py`` and the complex128 cases of ``test_common_root_exchange.py``,
+``_shuffle.py``, ``_load_store.py`` and ``_adjacent_discontinuity.py``.  The known gap
+(gpu_dataclass) is ``xfail(strict=True)`` and listed in README.md.
 """
 
 from __future__ import annotations
@@ -261,15 +262,145 @@ def _complex_exchange(source, out):
     for i in range(2):
         items[i] = source[t * 2 + i]
     blocked = numba_coop.exchange(numba_coop.this_block(), items, mode="striped_to_blocked")
+    warp_blocked = numba_coop.exchange(numba_coop.this_warp(), items)
     for i in range(2):
-        out[t * 2 + i] = blocked[i]
+        out[0, t * 2 + i] = blocked[i]
+        out[1, t * 2 + i] = warp_blocked[i]
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (README.md): complex payloads are refused (docs/troubleshooting.rst)")
 def test_complex128_exchange(rng):
     """Mirrors test_common_root_exchange.py::test_qualified_complex_exchange_matches_independent_oracle."""
     values = rng.normal(size=128) + 1j * rng.normal(size=128)
-    out = np.full(128, np.nan + 0j)
+    out = poison((2, 128), np.complex128)
     _complex_exchange[1, 64](values, out)
     cuda.synchronize()
-    np.testing.assert_array_equal(out, values.reshape(2, 64).T.reshape(-1))
+    np.testing.assert_array_equal(out[0], values.reshape(2, 64).T.reshape(-1))
+    np.testing.assert_array_equal(out[1], np.concatenate([values[b:b + 64].reshape(2, 32).T.reshape(-1)
+                                                          for b in (0, 64)]))
+
+
+@cuda.jit
+def _complex_shuffle(source, down_out, up_out):
+    t = cuda.threadIdx.x
+    items = numba_coop.ThreadData(2, dtype=types.complex128)
+    for i in range(2):
+        items[i] = source[t * 2 + i]
+    down = numba_coop.shuffle(numba_coop.this_block(), items, mode="down")
+    up = numba_coop.shuffle(numba_coop.this_block(), items, mode="up")
+    for i in range(2):
+        item = t * 2 + i
+        if item + 1 < 128:
+            down_out[item] = down[i]
+        if item > 0:
+            up_out[item] = up[i]
+
+
+def test_complex128_shuffle(rng):
+    """Mirrors test_common_root_shuffle.py::test_qualified_shuffle_supports_complex128_aggregate_payloads."""
+    values = rng.normal(size=128) + 1j * rng.normal(size=128)
+    down, up = poison(128, np.complex128), poison(128, np.complex128)
+    _complex_shuffle[1, 64](values, down, up)
+    cuda.synchronize()
+    np.testing.assert_array_equal(down[:-1], values[1:])
+    np.testing.assert_array_equal(up[1:], values[:-1])
+    assert np.isnan(down[-1]) and np.isnan(up[0])
+
+
+@cuda.jit
+def _complex_load_store(source, block_out, block_loaded, warp_out, warp_loaded):
+    t = cuda.threadIdx.x
+    block = numba_coop.this_block()
+    storage = numba_coop.TempStorage()
+    items = numba_coop.ThreadData(2, dtype=types.complex128)
+    loaded = numba_coop.load(block, source, items, algorithm="transpose", valid_items=119,
+                             oob_default=source[0], offset=3, temp_storage=storage)
+    numba_coop.store(block, block_out, loaded, algorithm="transpose", valid_items=119, offset=5,
+                     temp_storage=storage)
+    block_loaded[t * 2] = items[0]
+    block_loaded[t * 2 + 1] = items[1]
+    warp = numba_coop.this_warp()
+    witems = numba_coop.ThreadData(2, dtype=types.complex128)
+    wloaded = numba_coop.load(warp, source, witems, algorithm="transpose", valid_items=59,
+                              oob_default=source[0], offset=3)
+    numba_coop.store(warp, warp_out, wloaded, algorithm="transpose", valid_items=59, offset=5)
+    begin = (t // 32) * 64 + (t % 32) * 2
+    warp_loaded[begin] = witems[0]
+    warp_loaded[begin + 1] = witems[1]
+
+
+def test_complex128_load_store(rng):
+    """Mirrors test_common_root_load_store.py::test_qualified_load_store_supports_complex128_aggregate_payloads
+    (128-item tile, 119 valid items per block, 59 per warp, load offset 3, store offset 5)."""
+    values = rng.normal(size=128) + 1j * rng.normal(size=128)
+    outs = [poison(128, np.complex128) for _ in range(4)]
+    _complex_load_store[1, 64](values, *outs)
+    cuda.synchronize()
+    block_loaded = np.full(128, values[0])
+    block_loaded[:119] = values[3:122]
+    np.testing.assert_array_equal(outs[1], block_loaded)
+    np.testing.assert_array_equal(outs[0][5:124], values[3:122])
+    assert np.isnan(outs[0][:5]).all() and np.isnan(outs[0][124:]).all()
+    warp_loaded = np.full(128, values[0])
+    warp_written = np.zeros(128, bool)
+    warp_out = np.full(128, np.nan + 0j)
+    for b in (0, 64):
+        warp_loaded[b:b + 59] = values[b + 3:b + 62]
+        warp_out[b + 5:b + 64] = values[b + 3:b + 62]
+        warp_written[b + 5:b + 64] = True
+    np.testing.assert_array_equal(outs[3], warp_loaded)
+    np.testing.assert_array_equal(outs[2][warp_written], warp_out[warp_written])
+    assert np.isnan(outs[2][~warp_written]).all()
+
+
+@cuda.jit(device=True)
+def _complex_subtract(left, right):
+    return left - right
+
+
+@cuda.jit(device=True)
+def _complex_not_equal(left, right):
+    return left.real != right.real or left.imag != right.imag
+
+
+@cuda.jit
+def _complex_neighbours(source, left_out, right_out, head_out, tail_out, valid, predecessor, successor):
+    t = cuda.threadIdx.x
+    items = numba_coop.ThreadData(2, dtype=types.complex128)
+    for i in range(2):
+        items[i] = source[t * 2 + i]
+    block = numba_coop.this_block()
+    storage = numba_coop.TempStorage()
+    left = numba_coop.adjacent_difference(block, items, valid_items=valid, tile_predecessor_item=predecessor,
+                                          temp_storage=storage, difference_op=_complex_subtract)
+    right = numba_coop.adjacent_difference(block, items, direction="right", tile_successor_item=successor,
+                                           temp_storage=storage, difference_op=_complex_subtract)
+    heads, tails = numba_coop.discontinuity(block, items, mode="heads_and_tails", tile_predecessor_item=predecessor,
+                                            tile_successor_item=successor, temp_storage=storage,
+                                            flag_op=_complex_not_equal)
+    for i in range(2):
+        left_out[t * 2 + i] = left[i]
+        right_out[t * 2 + i] = right[i]
+        head_out[t * 2 + i] = heads[i]
+        tail_out[t * 2 + i] = tails[i]
+
+
+def test_complex128_neighbour_callbacks():
+    """Mirrors test_common_root_adjacent_discontinuity.py::
+    test_qualified_segmentation_supports_value_level_complex128_callbacks (its values: runs of 3)."""
+    idx = np.arange(64)
+    values = (idx // 3).astype(np.float64) + 1j * ((idx * 2) % 7).astype(np.float64)
+    predecessor, successor = np.complex128(-13.0 + 7.0j), np.complex128(29.0 - 11.0j)
+    left, right = poison(64, np.complex128), poison(64, np.complex128)
+    heads, tails = poison(64, np.int32), poison(64, np.int32)
+    _complex_neighbours[1, 32](values, left, right, heads, tails, np.int32(61), predecessor, successor)
+    cuda.synchronize()
+    expected_left = values.copy()
+    expected_left[0] = values[0] - predecessor
+    expected_left[1:61] = values[1:61] - values[:60]
+    expected_right = np.empty_like(values)
+    expected_right[:-1] = values[:-1] - values[1:]
+    expected_right[-1] = values[-1] - successor
+    np.testing.assert_array_equal(left, expected_left)
+    np.testing.assert_array_equal(right, expected_right)
+    np.testing.assert_array_equal(heads, np.r_[values[0] != predecessor, values[1:] != values[:-1]])
+    np.testing.assert_array_equal(tails, np.r_[values[:-1] != values[1:], values[-1] != successor])
