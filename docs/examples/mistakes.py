@@ -23,7 +23,8 @@ def computed_items(src, dst, n):
 @cuda.jit
 def complex_payload(src, dst):
     items = coop.ThreadData(4, dtype=np.complex64)
-    coop.load(coop.this_block(), src, items)
+    coop.load(coop.this_block(), src, items)  # moving complex values is fine
+    total = coop.sum(coop.this_block(), items)  # adding them in CUB is not
 # example-end unsupported-dtype
 
 
@@ -207,11 +208,12 @@ def reserve_with_auto_sync(src, dst):
 I32 = (np.zeros(1, np.int32), np.zeros(1, np.int32))
 F32 = (np.zeros(1, np.float32), np.zeros(1, np.float32))
 F64 = (np.zeros(1, np.float64), np.zeros(1, np.float64))
+C64 = (np.zeros(1, np.complex64), np.zeros(1, np.complex64))
 
 # name -> (kernel or host function, example arguments, launch, expected error class)
 MISTAKES = {
     "computed-items": (computed_items, I32 + (np.int64(4),), {"block": 128}, "NonConstantArgumentError"),
-    "unsupported-dtype": (complex_payload, I32, {"block": 128}, "UnsupportedDtypeError"),
+    "unsupported-dtype": (complex_payload, C64, {"block": 128}, "UnsupportedDtypeError"),
     "dtype-mismatch": (float_payload_int_array, I32, {"block": 128}, "DtypeMismatchError"),
     "literal-dtype": (float64_literal, F32 + (np.int64(1),), {"block": 128}, "DtypeMismatchError"),
     "unknown-algorithm": (misspelled_algorithm, I32, {"block": 128}, "InvalidAlgorithmError"),
