@@ -274,8 +274,9 @@ def test_complex128_exchange(rng):
     out = poison((2, 128), np.complex128)
     _complex_exchange[1, 64](values, out)
     cuda.synchronize()
-    np.testing.assert_array_equal(out[0], values.reshape(2, 64).T.reshape(-1))
-    np.testing.assert_array_equal(out[1], np.concatenate([values[b:b + 64].reshape(2, 32).T.reshape(-1)
+    # Thread t's slot i is striped position i*64 + t; blocked, slot i of thread t is t*2 + i.
+    np.testing.assert_array_equal(out[0], values.reshape(64, 2).T.reshape(-1))
+    np.testing.assert_array_equal(out[1], np.concatenate([values[b:b + 64].reshape(32, 2).T.reshape(-1)
                                                           for b in (0, 64)]))
 
 
