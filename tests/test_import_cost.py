@@ -30,6 +30,10 @@ LAZY = (
     # module that logs (core/build.py), importlib.abc/resources by nobody, inspect by
     # the first signature lookup.
     "logging", "importlib.abc", "importlib.resources", "dataclasses", "hashlib", "tempfile",
+    # typing (coop.ThreadDataLike and coop.TempStorageLike are typing.Protocols, imported
+    # on first use), pathlib (the cache paths) and numpy (a dtype given to
+    # coop.ThreadData; a kernel's arrays bring it anyway).
+    "typing", "pathlib", "numpy",
 )
 
 

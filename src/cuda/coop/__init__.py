@@ -5,7 +5,9 @@ the operations directly (``coop.load(coop.this_block(), src, items)``); see
 ``coop.register`` for how the compiler backend is activated.
 """
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+# `TYPE_CHECKING = False` is the spelling type checkers treat as true without importing
+# typing at run time (PEP 781); deleted after its one use below.
+TYPE_CHECKING = False
 
 from ._version import __version__
 from ._errors import *  # noqa: F401,F403  (every error class is public)
@@ -15,7 +17,6 @@ from ._groups import (
     this_block, this_cluster, this_grid, this_thread, this_warp,
 )
 from ._payloads import TempStorage, ThreadData
-from ._protocols import TempStorageLike, ThreadDataLike
 from ._registration import register
 
 # The operations.  Each family module is imported on first use of one of its names
@@ -24,7 +25,8 @@ from ._registration import register
 # time").  Editors and type checkers read the imports below; _OPERATIONS maps each name
 # to its family module for __getattr__.  The imports, _OPERATIONS, the registry
 # (ops/_registry.py) and __all__ must list the same names: tests/test_public_api.py checks.
-if _TYPE_CHECKING:
+if TYPE_CHECKING:
+    from ._protocols import TempStorageLike, ThreadDataLike  # typing.Protocol: typing on first use
     from .ops.load_store import load, store
     from .ops.exchange import exchange
     from .ops.shuffle import shuffle
@@ -36,6 +38,7 @@ if _TYPE_CHECKING:
     from .ops.neighbors import adjacent_difference, discontinuity
     from .ops.histogram import histogram
     from .ops.run_length import run_length_decode, run_length_decode_into
+del TYPE_CHECKING
 
 _OPERATIONS = {
     **dict.fromkeys(("load", "store"), "load_store"),
@@ -54,11 +57,15 @@ _OPERATIONS = {
 
 def __getattr__(name):
     family = _OPERATIONS.get(name)
-    if family is None:
+    if family is not None:
+        module = f"{__name__}.ops.{family}"
+    elif name in ("ThreadDataLike", "TempStorageLike"):
+        module = f"{__name__}._protocols"
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"{__name__}.ops.{family}"), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip __getattr__
     return value
 
