@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (PEP 781)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override",
            "library_pinning_enabled", "cache_max_bytes", "checked_mode"]
 

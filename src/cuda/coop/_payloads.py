@@ -6,6 +6,11 @@ import operator
 
 # numpy (and ._dtypes, which imports it) is imported by the functions that need it, not
 # here: `import cuda.coop` does not need numpy (docs/performance.rst, "Import time").
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (PEP 781)
+if TYPE_CHECKING:
+    import numpy as np
+
+    RESERVE_DTYPES: tuple[np.dtype, ...]
 from ._errors import (
     CoopCompilerContextRequiredError,
     ConflictingArgumentsError,
