@@ -31,23 +31,58 @@ def test_every_public_name_resolves():
 
 
 def test_operations_are_imported_by_name_for_editors():
-    """cuda/coop/__init__.py imports each operation by name (what static tools read), and
-    those are exactly the registry's stubs; py.typed marks the package as typed."""
+    """cuda/coop/__init__.py imports each operation by name under ``if TYPE_CHECKING:`` (what
+    static tools read) and maps it to its family in _OPERATIONS (what __getattr__ imports on
+    first use); both list exactly the registry's stubs; py.typed marks the package as typed."""
     import ast
     from pathlib import Path
 
     from cuda.coop.ops._registry import public_operations
 
     init = Path(coop.__file__)
-    imported = {alias.asname or alias.name
-                for node in ast.parse(init.read_text()).body if isinstance(node, ast.ImportFrom)
-                and (node.module or "").startswith("ops.") for alias in node.names}
+    checked = [node for node in ast.parse(init.read_text()).body
+               if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)]
+    assert len(checked) == 1
+    imports = [node for node in checked[0].body
+               if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ops.")]
+    imported = {alias.asname or alias.name for node in imports for alias in node.names}
     ops = public_operations()
-    assert imported == set(ops)
+    assert imported == set(ops) == set(coop._OPERATIONS)
+    for node in imports:
+        for alias in node.names:
+            assert coop._OPERATIONS[alias.name] == node.module.removeprefix("ops."), alias.name
     assert set(ops) <= set(coop.__all__)
     for name, stub in ops.items():
         assert getattr(coop, name) is stub, name
     assert (init.parent / "py.typed").is_file()
+
+
+def test_operations_are_attributes_before_first_use():
+    """In a fresh process the families are not imported, yet every operation is listed by
+    dir(), resolves with its signature and docstring, and star-import binds it."""
+    result = _python("""
+        import inspect, sys
+        import cuda.coop as coop
+        print("FAMILIES", sorted(m for m in sys.modules if m.startswith("cuda.coop.ops")))
+        print("DIR", {"load", "store", "histogram", "sum"} <= set(dir(coop)))
+        print("SIG", inspect.signature(coop.load).parameters["algorithm"].default)
+        print("DOC", coop.load.__doc__.split(".")[0])
+        print("LOADED", sorted(m for m in sys.modules if m.startswith("cuda.coop.ops.")))
+        ns = {}
+        exec("from cuda.coop import *", ns)
+        print("STAR", all(ns[name] is getattr(coop, name) for name in coop.__all__))
+        try:
+            coop.no_such_operation
+        except AttributeError as exc:
+            print("MISSING", exc)
+    """, CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION="1")
+    out = result.stdout
+    assert "FAMILIES []" in out and "DIR True" in out and "SIG direct" in out, out + result.stderr
+    assert "DOC Load a tile of ``source`` into each thread's ``output`` payload" in out
+    assert "LOADED ['cuda.coop.ops._launch_rules'" in out and "'cuda.coop.ops.load_store'" in out
+    assert "'cuda.coop.ops.histogram'" not in out.split("LOADED")[1].split("\n")[0]
+    assert "STAR True" in out
+    assert "MISSING module 'cuda.coop' has no attribute 'no_such_operation'" in out
 
 
 def test_operations_have_positional_operands_and_keyword_controls():

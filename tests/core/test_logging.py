@@ -14,14 +14,15 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 @pytest.mark.unit
 def test_logger_has_a_null_handler_and_prints_nothing_by_default():
-    import cuda.coop  # noqa: F401
+    import cuda.coop.core.build  # noqa: F401  (the module that logs adds the handler)
 
     logger = logging.getLogger("cuda.coop")
     assert any(isinstance(h, logging.NullHandler) for h in logger.handlers)
     # No handler of the application: even a warning from cuda.coop must not reach stderr
-    # through logging's last-resort handler.
-    code = ("import logging, cuda.coop; logging.getLogger('cuda.coop.core.build').warning('x'); "
-            "print('ok')")
+    # through logging's last-resort handler.  `import cuda.coop` itself does not import
+    # logging (tests/test_import_cost.py); the handler is there before anything logs.
+    code = ("import cuda.coop, sys; assert 'logging' not in sys.modules; import cuda.coop.core.build, logging; "
+            "logging.getLogger('cuda.coop.core.build').warning('x'); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True,
                          env={"PYTHONPATH": SRC, "PATH": ""}, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok" and out.stderr == "", out.stderr

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (PEP 781)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override",
            "library_pinning_enabled", "cache_max_bytes", "checked_mode"]
@@ -38,6 +41,8 @@ def cache_enabled() -> bool:
 
 
 def cache_dir() -> Path:
+    from pathlib import Path  # here, not at module level: `import cuda.coop` needs only truthy()
+
     explicit = os.environ.get("CUDA_COOP_CACHE_DIR", "").strip()
     if explicit:
         return Path(explicit).expanduser()
@@ -48,11 +53,15 @@ def cache_dir() -> Path:
 
 
 def source_dump_dir() -> Path | None:
+    from pathlib import Path
+
     value = os.environ.get("CUDA_COOP_SOURCE_DUMP_DIR", "").strip()
     return Path(value).expanduser() if value else None
 
 
 def cccl_root_override() -> Path | None:
+    from pathlib import Path
+
     value = os.environ.get("CUDA_COOP_CCCL_ROOT", "").strip()
     return Path(value).expanduser() if value else None
 

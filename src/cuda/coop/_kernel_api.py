@@ -10,7 +10,6 @@ instead of the compiler's "untyped global name".
 from __future__ import annotations
 
 import functools
-import inspect
 
 from ._errors import BackendNotRegisteredError, CoopCompilerContextRequiredError
 
@@ -45,7 +44,14 @@ class KernelFunction:
         functools.update_wrapper(self, pyfunc)
         self._pyfunc = pyfunc
         self._host_callable = host_callable
-        self.__signature__ = inspect.signature(pyfunc)
+
+    @property
+    def __signature__(self):
+        # Computed on demand (help(), inspect.signature, editors): the stubs are
+        # created at import, and inspect is not needed by `import cuda.coop`.
+        import inspect
+
+        return inspect.signature(self._pyfunc)
 
     @property
     def name(self) -> str:

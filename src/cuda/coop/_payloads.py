@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
+# numpy (and ._dtypes, which imports it) is imported by the functions that need it, not
+# here: `import cuda.coop` does not need numpy (docs/performance.rst, "Import time").
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (PEP 781)
+if TYPE_CHECKING:
+    import numpy as np
 
-from ._dtypes import SUPPORTED_DTYPES, normalize_dtype
+    RESERVE_DTYPES: tuple[np.dtype, ...]
 from ._errors import (
     CoopCompilerContextRequiredError,
     ConflictingArgumentsError,
@@ -105,7 +109,12 @@ class ThreadData(metaclass=KernelConstructMeta):
 
     def __init__(self, items_per_thread, dtype=None, *, alignment=None, alignas=None):
         self.items_per_thread = check_items_per_thread(items_per_thread)
-        self.dtype = None if dtype is None else normalize_dtype(dtype, label="dtype")
+        if dtype is None:
+            self.dtype = None
+        else:
+            from ._dtypes import normalize_dtype
+
+            self.dtype = normalize_dtype(dtype, label="dtype")
         if self.dtype is not None:
             check_payload_bytes(self.items_per_thread, self.dtype)
         self.alignment = check_alignment(merge_alignas(alignment, alignas), call="coop.ThreadData()")
@@ -238,8 +247,25 @@ def normalize_sharing(sharing) -> str:
 # Element types of TempStorage.reserve(): what a shared array of a device library
 # holds (NVIDIA's contract: integers, floating-point and complex numbers): the payload
 # types plus complex.  bool is left out on purpose: its storage width is the compiler's
-# choice.
-RESERVE_DTYPES: tuple[np.dtype, ...] = SUPPORTED_DTYPES + (np.dtype("complex64"), np.dtype("complex128"))
+# choice.  RESERVE_DTYPES is built on first use (module __getattr__), with numpy.
+def _reserve_dtypes() -> tuple:
+    global _RESERVE_DTYPES
+    if _RESERVE_DTYPES is None:
+        import numpy as np
+
+        from ._dtypes import SUPPORTED_DTYPES
+
+        _RESERVE_DTYPES = SUPPORTED_DTYPES + (np.dtype("complex64"), np.dtype("complex128"))
+    return _RESERVE_DTYPES
+
+
+_RESERVE_DTYPES = None
+
+
+def __getattr__(name):
+    if name == "RESERVE_DTYPES":
+        return _reserve_dtypes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_reserve_count(value, *, call: str = "TempStorage.reserve()") -> int:
@@ -254,6 +280,9 @@ def check_reserve_count(value, *, call: str = "TempStorage.reserve()") -> int:
 
 
 def check_reserve_dtype(value, *, call: str = "TempStorage.reserve()") -> np.dtype:
+    import numpy as np
+
+    RESERVE_DTYPES = _reserve_dtypes()
     if value is int or value is float:  # 32-bit, as for coop.ThreadData
         return np.dtype("int32" if value is int else "float32")
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
 import threading
@@ -102,8 +101,14 @@ def maybe_auto_register() -> None:
             _install_import_hook(name, trigger)
 
 
-class _RegisterAfterImport(importlib.abc.MetaPathFinder):
-    """Wraps the loader of one top-level module to register a backend after it ran."""
+class _RegisterAfterImport:
+    """Wraps the loader of one top-level module to register a backend after it ran.
+
+    A meta path finder only needs ``find_spec`` (the import system and
+    ``importlib.invalidate_caches`` look methods up, not the type); not deriving from
+    ``importlib.abc.MetaPathFinder`` keeps ``importlib.abc``, and the
+    ``importlib.resources`` it imports, out of ``import cuda.coop``.
+    """
 
     def __init__(self, backend: str, module: str):
         self.backend = backend

@@ -32,6 +32,13 @@ ISSUES_URL = "https://github.com/cuda-coop/cuda-coop/issues"
 
 _log = logging.getLogger(__name__)  # "cuda.coop.core.build", under the package's "cuda.coop" logger
 
+# The package logger is silent unless the application configures logging
+# (docs/configuration.rst, "Logging").  Its NullHandler is added here, by the only module
+# that logs, rather than in cuda/coop/__init__.py, so that `import cuda.coop` does not
+# import logging (docs/performance.rst, "Import time").
+if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.coop").handlers):
+    logging.getLogger("cuda.coop").addHandler(logging.NullHandler())
+
 # float16 and bfloat16 stay compiled in (CCCL includes cuda_fp16.h / cuda_bf16.h
 # itself): payloads use both, and disabling them costs correctness, not just types:
 # with both compiled out, CCCL 2.8/3.0 enable their SIMD ThreadReduce path for every
