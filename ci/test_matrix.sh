@@ -13,6 +13,8 @@
 # CUDA_COOP_CACHE_DIR=ci-venvs/cache-cuXX, and ci/pytest_plugins/coop_ci.py loaded through
 # PYTEST_ADDOPTS (toolchain header line, counts, the GPU guard). The commands are literally
 # the pixi tasks check-headers / test / test-gpu (ci/check_pins.py keeps them equal).
+# The next major's venv and pip install run in the background during this major's pytest
+# (their lines print when that major starts: ci-venvs/results/install-cuXX.log).
 # Results: ci-venvs/results/matrix-cuXX.env, read by ci/summary.py.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,30 +38,38 @@ overall=0
 
 test_files() { find tests -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | wc -l; }
 
-run_major() {
-  local major="$1" venv="$root/ci-venvs/cu$1" extras log rc status detail
+install_major() {  # venv + pip install of one major; its lines and install= go to matrix-cuXX.env
+  local major="$1" venv="$root/ci-venvs/cu$1" extras log
   local out="$results/matrix-cu$major.env"
   log="$root/ci-venvs/logs/pip-cu$major.log"
   mkdir -p "$root/ci-venvs/logs"
   : > "$out"
+  extras="numba-cuda-mlir-cu$major,test"
+  [ "$major" = 13 ] && extras="$extras,sass"
+  if [ "${CI_REUSE_VENVS:-0}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
+    rm -rf "$venv"
+    "$base_python" -m venv "$venv" || { echo "FAIL: matrix-cu$major: venv"; echo "install=FAIL" >> "$out"; return 1; }
+  fi
+  local t0=$SECONDS
+  if ! "$venv/bin/python" -m pip install -e ".[$extras]" > "$log" 2>&1; then
+    tail -n 30 "$log"
+    echo "FAIL: matrix-cu$major: pip install -e \".[$extras]\" (log: $log)"
+    echo "install=FAIL" >> "$out"
+    return 1
+  fi
+  echo "PASS: matrix-cu$major: pip install -e \".[$extras]\" ($((SECONDS - t0)) s)"
+  echo "install=PASS" >> "$out"
+  "$venv/bin/python" -m pip list 2>/dev/null | grep -Ei '^(cuda|nvidia|numba)' | sed 's/^/  /'
+}
+
+run_major() {  # after install_major (unless --active): toolchain, headers, pytest
+  local major="$1" venv="$root/ci-venvs/cu$1" rc status detail
+  local out="$results/matrix-cu$major.env"
   echo "=== cu$major ($mode) ==="
+  [ "$active" = 0 ] || : > "$out"
   if [ "$active" = 0 ]; then
-    extras="numba-cuda-mlir-cu$major,test"
-    [ "$major" = 13 ] && extras="$extras,sass"
-    if [ "${CI_REUSE_VENVS:-0}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
-      rm -rf "$venv"
-      "$base_python" -m venv "$venv" || { echo "FAIL: matrix-cu$major: venv"; echo "install=FAIL" >> "$out"; return 1; }
-    fi
-    local t0=$SECONDS
-    if ! "$venv/bin/python" -m pip install -e ".[$extras]" > "$log" 2>&1; then
-      tail -n 30 "$log"
-      echo "FAIL: matrix-cu$major: pip install -e \".[$extras]\" (log: $log)"
-      echo "install=FAIL" >> "$out"
-      return 1
-    fi
-    echo "PASS: matrix-cu$major: pip install -e \".[$extras]\" ($((SECONDS - t0)) s)"
-    echo "install=PASS" >> "$out"
-    "$venv/bin/python" -m pip list 2>/dev/null | grep -Ei '^(cuda|nvidia|numba)' | sed 's/^/  /'
+    cat "$results/install-cu$major.log"
+    grep -q '^install=PASS' "$out" || return 1
     # Like `source $venv/bin/activate`: `python` below is the venv's interpreter.
     export PATH="$venv/bin:$PATH" VIRTUAL_ENV="$venv"
     unset CUDA_HOME CUDA_PATH CUDA_COOP_CCCL_ROOT
@@ -109,8 +119,22 @@ run_major() {
   return 0
 }
 
-for major in "${majors[@]}"; do
+# The next major's venv and pip install (downloads and unpacking, mostly I/O) run in the
+# background while this major's pytest keeps both cores busy, instead of after it.
+start_install() {
+  [ "$active" = 0 ] || return 0
+  ( install_major "$1" > "$results/install-cu$1.log" 2>&1 ) &
+  install_pid=$!
+}
+prefetched=""
+for i in "${!majors[@]}"; do
+  major="${majors[$i]}"
+  [ "$prefetched" = "$major" ] || start_install "$major"
+  [ "$active" = 1 ] || wait "$install_pid"
+  next="${majors[$((i + 1))]:-}" prefetched=""
+  if [ -n "$next" ] && [ "$next" != "$major" ]; then start_install "$next"; prefetched="$next"; fi
   # a subshell per major: PATH/VIRTUAL_ENV/exports of one major never reach the next
   ( run_major "$major" ) || overall=1
 done
+[ "$active" = 1 ] || wait
 exit $overall
