@@ -100,6 +100,30 @@ def test_operations_have_positional_operands_and_keyword_controls():
         assert spec.stub.__doc__ and "Returns" in spec.stub.__doc__, f"{spec.name} documents its result"
 
 
+def test_kernel_functions_pickle_by_reference_in_a_fresh_process():
+    # A kernel cache pickles the cooperative functions a kernel refers to; loading
+    # them in another process must give back the very objects of that process,
+    # operations whose family module was not imported yet included.
+    import pickle
+
+    from cuda.coop._kernel_api import KernelFunction
+
+    functions = {name: getattr(coop, name) for name in dir(coop)}
+    functions = {n: f for n, f in functions.items() if isinstance(f, KernelFunction)}
+    assert {"load", "store", "reduce", "this_block"} <= set(functions)
+    for name, function in functions.items():
+        assert pickle.loads(pickle.dumps(function)) is function, name
+    blob = pickle.dumps([functions["radix_sort_keys"], functions["this_warp"]])
+    code = textwrap.dedent(f"""
+        import pickle, sys
+        import cuda.coop as coop
+        sort, warp = pickle.loads({blob!r})
+        assert sort is coop.radix_sort_keys and warp is coop.this_warp
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
 def test_ops_called_on_the_host_raise():
     with pytest.raises(coop.CoopCompilerContextRequiredError) as info:
         coop.load(coop.this_block(), np.zeros(4), None)

@@ -69,18 +69,14 @@ class KernelFunction:
         return f"<cuda.coop function {self.name}>"
 
     def __reduce__(self):
-        # Pickling (e.g. by a kernel cache) refers back to the module attribute.
-        return (_lookup_public, (self.name,))
+        # Pickling (e.g. by a kernel cache) refers back to the module attribute:
+        # functools.update_wrapper gave this object the stub's __module__ and
+        # __qualname__, and every stub is bound under that name in its module.
+        return self.__qualname__
 
     @property
     def _numba_type_(self):
         return _backend_type_of(self, self.name)
-
-
-def _lookup_public(name):
-    from cuda import coop
-
-    return getattr(coop, name)
 
 
 def kernel_function(pyfunc=None, *, host_callable=False):
