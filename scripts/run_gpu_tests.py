@@ -4,18 +4,21 @@
     python scripts/run_gpu_tests.py [-j N] [--log-dir DIR] [pytest args...]
 
 Each shard is ``python -m pytest -m gpu`` with ``COOP_SHARD=i/N`` (see
-tests/conftest.py).  Prints each shard's summary and the totals, and exits
+tests/conftest.py).  Prints each shard's summary and the totals, writes the
+outcome counts per test file to ``by-file.txt`` in the log folder, and exits
 non-zero if any shard failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import re
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 
@@ -32,7 +35,8 @@ def main(argv=None) -> int:
     for i in range(args.jobs):
         env = dict(os.environ, COOP_SHARD=f"{i}/{args.jobs}")
         log = open(log_dir / f"shard-{i}.log", "w")
-        cmd = [sys.executable, "-m", "pytest", "-m", args.marker, "-q", "-rfE", "-p", "no:cacheprovider", *rest]
+        cmd = [sys.executable, "-m", "pytest", "-m", args.marker, "-q", "-rfE", "-p", "no:cacheprovider",
+               f"--junitxml={log_dir / f'shard-{i}.xml'}", "-o", "junit_family=xunit1", *rest]
         procs.append((i, subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log))
     totals = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, "errors": 0, "deselected": 0}
     worst = 0
@@ -58,10 +62,35 @@ def main(argv=None) -> int:
             if start >= 0:
                 end = text.find("short test summary info", start)
                 merged.write(f"##### shard {i}\n{text[start:end if end > 0 else None]}\n")
+    _write_counts_by_file(log_dir, args.jobs)
     errors = totals["error"] + totals["errors"]
     print(f"GPU tests: {totals['passed']} passed, {totals['failed']} failed, {errors} errors, "
           f"{totals['skipped']} skipped in {time.time() - t0:.0f} s over {args.jobs} shards")
     return worst
+
+
+def _write_counts_by_file(log_dir: Path, jobs: int) -> None:
+    """Outcome counts per test file over all shards (evidence tables cite them)."""
+    counts = collections.defaultdict(collections.Counter)
+    for i in range(jobs):
+        path = log_dir / f"shard-{i}.xml"
+        if not path.exists():
+            continue
+        for case in ElementTree.parse(path).iter("testcase"):
+            filename = case.get("file", "?")  # xunit1 records each test's file
+            outcome = "passed"
+            for child in case:
+                if child.tag in ("failure", "error"):
+                    outcome = "failed"
+                elif child.tag == "skipped":
+                    outcome = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+            counts[filename][outcome] += 1
+        path.unlink()
+    with open(log_dir / "by-file.txt", "w") as out:
+        for filename in sorted(counts):
+            c = counts[filename]
+            out.write(f"{filename}\t{c['passed']} passed\t{c['failed']} failed\t{c['skipped']} skipped"
+                      f"\t{c['xfailed']} xfailed\n")
 
 
 if __name__ == "__main__":
