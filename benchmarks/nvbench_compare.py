@@ -164,6 +164,10 @@ def main(argv=None) -> int:
     sort_expected = cp.asarray(np.sort(sort_host.reshape(-1, SORT_THREADS * SORT_ITEMS), axis=1).reshape(-1))
 
     def coop_launcher(kernel, grid, block, args):
+        # Numba views without the producer-stream sync of __cuda_array_interface__: that sync
+        # waits on CuPy's (legacy default) stream, which waits on NVBench's blocking kernel.
+        args = [cuda.as_cuda_array(a, sync=False) if hasattr(a, "__cuda_array_interface__") else a for a in args]
+
         def launch_on(stream_handle):
             kernel[grid, block, cuda.external_stream(stream_handle)](*args)
         return launch_on

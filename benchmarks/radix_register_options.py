@@ -141,7 +141,7 @@ def _measure(cubin: bytes, device, stream, keys_in, keys_out, expected) -> dict:
     from cuda.core import EventOptions, LaunchConfig, ObjectCode, launch
 
     kernel = ObjectCode.from_cubin(cubin).get_kernel("sort_tiles")
-    registers = kernel.attributes.num_regs()
+    registers = kernel.attributes.num_regs
     blocks_per_sm = kernel.occupancy.max_active_blocks_per_multiprocessor(THREADS, 0)
     config = LaunchConfig(grid=N // TILE, block=THREADS)
 
@@ -201,6 +201,7 @@ def main(argv=None) -> int:
             print(f"{label:58s} refused: {str(error)[:100]}")
             continue
         keys_out.fill(0xDEADBEEF)
+        cp.cuda.Device().synchronize()  # the fill runs on CuPy's stream, the sort on ours
         row = {"build": label, **_measure(cubin, device, stream, keys_in, keys_out, expected)}
         rows.append(row)
     reference = next((r["ms"] for r in rows if r["build"] == "nvcc -O3" and "ms" in r), None)
