@@ -155,7 +155,7 @@ def _measure(cubin: bytes, device, stream, keys_in, keys_out, expected) -> dict:
 
     correct = bool(cp.array_equal(keys_out, expected))
     samples = []
-    timing = EventOptions(enable_timing=True)
+    timing = EventOptions(timing_enabled=True)
     for _ in range(15):
         start = stream.record(options=timing)
         for _ in range(10):
