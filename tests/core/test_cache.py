@@ -31,12 +31,17 @@ def test_memory_then_disk_hit(disk):
     fresh = ProviderCache()  # a new process: memory empty, disk warm
     got, origin = fresh.get(entry().key)
     assert origin == "disk" and got.ltoir == entry().ltoir and got.layouts == {"coop_x": (2048, 16)}
-    assert list(disk.rglob("*.bin")) == [c.path_for(entry().key)]
+    assert _files(disk) == [c.path_for(entry().key)]
+
+
+def _files(root):
+    return sorted(p for p in root.rglob("*") if p.is_file())
 
 
 def test_no_temporary_files_left(disk):
-    ProviderCache().put(entry())
-    assert not [p for p in disk.rglob("*") if p.name.startswith(".tmp-")]
+    c = ProviderCache()
+    c.put(entry())
+    assert _files(disk) == [c.path_for(entry().key)]
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "wrong_key"])
@@ -69,15 +74,17 @@ def test_stale_schema_is_a_miss(disk, monkeypatch):
     c = ProviderCache()
     c.put(entry())
     monkeypatch.setattr(cache_mod, "SCHEMA", cache_mod.SCHEMA + 1)
-    # A new schema version lives in a new directory: the old entry is not even read.
-    assert ProviderCache().get(entry().key) == (None, "miss")
+    # The schema is part of the disk key: the old entry is not even read (nor removed).
+    fresh = ProviderCache()
+    assert fresh.get(entry().key) == (None, "miss") and fresh.stats.corrupt == 0
+    assert ProviderCache.count_entries() == 1
 
 
 def test_cache_can_be_disabled(disk, monkeypatch):
     monkeypatch.setenv("CUDA_COOP_CACHE", "0")
     c = ProviderCache()
     c.put(entry())
-    assert not list(disk.rglob("*.bin"))
+    assert not _files(disk)
     assert ProviderCache().get(entry().key) == (None, "miss")
 
 
@@ -94,7 +101,7 @@ def test_unwritable_directory_disables_writes_without_failing(tmp_path, monkeypa
 def test_default_location_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("CUDA_COOP_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert ProviderCache.directory() == tmp_path / "cuda-coop" / f"providers-v{cache_mod.SCHEMA}"
+    assert ProviderCache.directory() == tmp_path / "cuda-coop" / "providers"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # ignored: not absolute
     assert ProviderCache.directory().parent == type(tmp_path)(os.path.expanduser("~")) / ".cache" / "cuda-coop"
 
@@ -138,7 +145,7 @@ def test_least_recently_used_entries_are_evicted_past_the_limit(disk, monkeypatc
     first.put(_sized_entry(1))
     first.put(_sized_entry(2))
     size = first.path_for(_sized_entry(1).key).stat().st_size
-    # Three entries exceed the limit; after eviction two fit in 80 % of it.
+    # Three entries exceed the limit; after one is evicted, two fit within it.
     monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", str(2.6 * size / 2**20))
     os.utime(first.path_for(_sized_entry(1).key), (100, 100))
     os.utime(first.path_for(_sized_entry(2).key), (200, 200))
@@ -147,25 +154,39 @@ def test_least_recently_used_entries_are_evicted_past_the_limit(disk, monkeypatc
     writer = ProviderCache()
     writer.put(_sized_entry(3))
     assert writer.stats.evicted == 1
-    left = {p.name[:2] for p in disk.rglob("*.bin")}
-    assert left == {"01", "03"}
+    left = {i for i in (1, 2, 3) if writer.path_for(_sized_entry(i).key).exists()}
+    assert left == {1, 3}
+    assert _files(disk) == sorted(writer.path_for(_sized_entry(i).key) for i in (1, 3))
 
 
 def test_entries_of_older_schemas_are_evicted_first(disk, monkeypatch):
     ProviderCache().put(_sized_entry(1))
-    old = ProviderCache.directory().with_name(f"providers-v{cache_mod.SCHEMA - 1}") / "aa"
-    old.mkdir(parents=True)
-    (old / ("aa" * 32 + ".bin")).write_bytes(b"x" * 1100)  # newer mtime, but can never hit
-    stale_tmp = ProviderCache.directory() / "01" / ".tmp-dead.bin"
+    monkeypatch.setattr(cache_mod, "SCHEMA", cache_mod.SCHEMA - 1)
+    ProviderCache().put(_sized_entry(9, 1100))  # written later, but can never hit again
+    old = ProviderCache().path_for(_sized_entry(9).key)
+    monkeypatch.setattr(cache_mod, "SCHEMA", cache_mod.SCHEMA + 1)
+    current = ProviderCache()
+    assert current.get(_sized_entry(1).key)[1] == "disk"  # current entries are read; old ones never are
+    # A temporary file of a writer that died long ago (cuda.core keeps them in tmp/).
+    stale_tmp = ProviderCache.directory() / "tmp" / "entry-dead"
     stale_tmp.write_bytes(b"partial")
     os.utime(stale_tmp, (0, 0))
-    size = ProviderCache().path_for(_sized_entry(1).key).stat().st_size
+    size = current.path_for(_sized_entry(1).key).stat().st_size
     monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", str(2.6 * size / 2**20))
     c = ProviderCache()
     c.put(_sized_entry(2))
     assert c.stats.evicted == 1
-    assert not list(old.iterdir()) and not stale_tmp.exists()
-    assert len(list(ProviderCache.directory().rglob("*.bin"))) == 2
+    assert not old.exists() and not stale_tmp.exists()
+    assert _files(disk) == sorted(c.path_for(_sized_entry(i).key) for i in (1, 2))
+
+
+def test_the_layout_before_cuda_core_is_removed(disk):
+    legacy = disk / "providers-v1" / "ab"
+    legacy.mkdir(parents=True)
+    (legacy / ("ab" * 32 + ".bin")).write_bytes(b"COOPLTO1 and more")
+    c = ProviderCache()
+    assert c.get(entry().key) == (None, "miss")
+    assert not (disk / "providers-v1").exists()
 
 
 def test_limit_zero_means_unbounded(disk, monkeypatch):
@@ -173,7 +194,7 @@ def test_limit_zero_means_unbounded(disk, monkeypatch):
     c = ProviderCache()
     for i in range(4):
         c.put(_sized_entry(i))
-    assert c.stats.evicted == 0 and len(list(disk.rglob("*.bin"))) == 4
+    assert c.stats.evicted == 0 and len(_files(disk)) == 4 == ProviderCache.count_entries()
 
 
 @pytest.mark.parametrize("value, expected", [("", 512 * 2**20), ("64", 64 * 2**20), ("0.5", 2**19), ("0", None),

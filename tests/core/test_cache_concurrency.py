@@ -37,7 +37,7 @@ WORKER = textwrap.dedent("""
                      spec.PayloadArg(None, 4), algorithm=spec.StringArg("transpose"))
     result = build_providers([make_provider(plan, launch)], "sm_90")
     print(json.dumps({"key": result.key, "cache": result.cache, "layouts": result.layouts,
-                      "stats": provider_cache().stats.as_dict()}))
+                      "stats": provider_cache().stats.as_dict(), "path": str(provider_cache().path_for(result.key))}))
 """)
 
 
@@ -61,8 +61,8 @@ def test_processes_compiling_at_once_share_one_entry(tmp_path, processes):
     assert len({r["key"] for r in reports}) == 1
     assert len({json.dumps(r["layouts"], sort_keys=True) for r in reports}) == 1
     assert all(r["stats"]["corrupt"] == 0 for r in reports)
-    entries = [p for p in cache_dir.rglob("*") if p.is_file()]
-    assert [p.name for p in entries] == [f"{reports[0]['key']}.bin"], entries  # no temporaries left either
+    entries = [str(p) for p in cache_dir.rglob("*") if p.is_file()]
+    assert entries == [reports[0]["path"]], entries  # no temporaries left either
     # And the entry is good: a fresh process reads it from disk.
     start2 = tmp_path / "start2"
     start2.touch()

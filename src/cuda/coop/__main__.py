@@ -59,11 +59,15 @@ def _cache() -> dict:
 
     directory = ProviderCache.directory()
     entries, size = 0, 0
-    if directory.is_dir():
-        for path in directory.glob("??/*.bin"):
+    if directory.is_dir():  # not created just for a report
+        try:
+            entries = ProviderCache.count_entries()
+        except OSError:
+            pass
+        for path in directory.rglob("*"):  # entries and in-flight temporaries: what counts against the limit
             try:
-                size += path.stat().st_size
-                entries += 1
+                if path.is_file():
+                    size += path.stat().st_size
             except OSError:
                 pass
     limit = _env.cache_max_bytes()

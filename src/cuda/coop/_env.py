@@ -85,4 +85,4 @@ def cache_max_bytes() -> int | None:
         megabytes = float(value) if value else DEFAULT_CACHE_MAX_MB
     except ValueError:
         megabytes = DEFAULT_CACHE_MAX_MB  # a typo must not break compiles; the default applies
-    return None if megabytes <= 0 else int(megabytes * 1024 * 1024)
+    return None if megabytes <= 0 else max(1, int(megabytes * 1024 * 1024))  # a tiny limit is still one

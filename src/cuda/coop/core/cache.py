@@ -6,31 +6,29 @@ SHA-256 over everything that can change that result: the generated source, the
 target architecture, the NVRTC and nvJitLink versions, the CCCL identity, the
 compile options and the cuda-coop version.
 
-Disk entries are written atomically (a temporary file in the same directory,
-then ``os.replace``), so concurrent processes never read half an entry.  An
-entry that fails any check (magic, schema, key, payload digest, JSON) or cannot
-be read at all (a directory or an unreadable file in its place) is a miss and is
-removed, so the next write can put a good entry there.  Any other OSError while
-writing disables writes for the rest of the process instead of failing the
-compile.
+The disk layer is ``cuda.core.utils.FileStreamProgramCache`` in
+``$CUDA_COOP_CACHE_DIR/providers``: it writes atomically (a temporary file, then
+``os.replace``), so concurrent processes never read half an entry; it bumps an
+entry's atime on every read itself (with ``os.utime``, so also on ``noatime`` and
+``relatime`` mounts); it removes temporary files of writers that died; and when a
+write takes the directory past ``CUDA_COOP_CACHE_MAX_MB`` (default 512 MB) it
+removes the least recently read entries until the total is within the limit.
 
-The disk cache is bounded (``CUDA_COOP_CACHE_MAX_MB``, default 512 MB): a hit
-refreshes the entry's modification time, and when a write takes the total past
-the limit the least recently used entries go first (entries of older schema
-versions, which can never hit, before any current one) until 80 % of the limit
-is left, so that eviction does not run again on the next write.
+What cuda.core does not do stays here: its values are bare bytes, so ours are a
+framed record (magic, then a header with the schema, the key, the layouts and a
+SHA-256 of the LTO-IR, then the LTO-IR).  A value that fails any check, or cannot
+be read at all (a directory or an unreadable file in its place), is a miss and is
+removed, so the next write can put a good entry there.  Any other OSError while
+writing disables writes for the rest of the process instead of failing the compile.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import struct
-import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,8 +38,6 @@ __all__ = ["CacheEntry", "ProviderCache", "provider_cache", "SCHEMA"]
 
 SCHEMA = 1
 _MAGIC = b"COOPLTO1"
-_EVICT_TO = 0.8  # of the limit: eviction leaves room for many writes before it runs again
-_STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to a writer that died
 
 
 @dataclass(frozen=True)
@@ -66,21 +62,83 @@ class CacheStats:
         return dict(self.__dict__)
 
 
+_disk_class = None
+
+
+def _open_disk(root: Path, limit: int | None):
+    """A ``FileStreamProgramCache`` at ``root`` that also reports entry paths and evictions.
+
+    The two private methods it touches are the only way to get either from cuda.core
+    (1.0 to 1.2): the path, to take a directory out of an entry's place (neither a read
+    nor ``del`` nor ``os.replace`` can), and the size enforcer, to count what it removed
+    (``CacheStats.evicted``); tests/core/test_cache.py fails if either changes.  Imported
+    here, not at module level: ``import cuda.coop`` and cache-off runs do not need cuda.core,
+    and kernel compiles have imported it already (numba-cuda-mlir does).
+    """
+    global _disk_class
+    if _disk_class is None:
+        from cuda.core.utils import FileStreamProgramCache
+
+        class _Disk(FileStreamProgramCache):
+            evicted = 0
+
+            def path_for(self, key: str) -> Path:
+                return self._path_for_key(key)
+
+            def _enforce_size_cap(self) -> None:  # runs only when a write took the total past the limit
+                before = len(self)
+                super()._enforce_size_cap()
+                self.evicted += max(0, before - len(self))
+
+        _disk_class = _Disk
+    return _disk_class(root, max_size_bytes=limit)
+
+
 class ProviderCache:
     def __init__(self):
         self._memory: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
         self._writes_disabled = False
-        self._disk_bytes: int | None = None  # this process's running estimate; None: not scanned yet
+        # The disk layer of the (directory, limit) the environment names now: tests and
+        # applications may change either between compiles.
+        self._disk_config: tuple | None = None
+        self._disk = None
         self.stats = CacheStats()
 
     # -- paths ----------------------------------------------------------------------
     @staticmethod
     def directory() -> Path:
-        return _env.cache_dir() / f"providers-v{SCHEMA}"
+        return _env.cache_dir() / "providers"
+
+    @staticmethod
+    def disk_key(key: str) -> str:
+        # The schema is part of the key, so entries of another schema version are never
+        # read (no ping-pong of removals between two cuda-coop versions sharing the
+        # directory); unread, they are the first that the size limit removes.
+        return f"cuda-coop-v{SCHEMA}:{key}"
+
+    @classmethod
+    def count_entries(cls) -> int:
+        """How many entries the disk cache holds, of every schema version."""
+        return len(_open_disk(cls.directory(), None))
 
     def path_for(self, key: str) -> Path:
-        return self.directory() / key[:2] / f"{key}.bin"
+        disk = self._open()
+        if disk is None:
+            raise OSError(f"the provider cache directory {self.directory()} cannot be used")
+        return disk.path_for(self.disk_key(key))
+
+    def _open(self):
+        config = (self.directory(), _env.cache_max_bytes())
+        with self._lock:
+            if config != self._disk_config:
+                self._disk_config, self._disk = config, None
+                _remove_legacy_layout(config[0].parent)
+                try:
+                    self._disk = _open_disk(*config)
+                except OSError:  # e.g. a file where the directory belongs
+                    self._writes_disabled = True
+            return self._disk
 
     # -- lookup ---------------------------------------------------------------------
     def get(self, key: str) -> tuple[CacheEntry | None, str]:
@@ -110,16 +168,17 @@ class ProviderCache:
         with self._lock:
             self._memory.clear()
 
-    # -- disk format: magic | u32 header length | header JSON | LTO-IR ----------------
+    # -- value format: magic | u32 header length | header JSON | LTO-IR ---------------
     def _read(self, key: str) -> CacheEntry | None:
-        path = self.path_for(key)
-        try:
-            blob = path.read_bytes()
-        except FileNotFoundError:
+        disk = self._open()
+        if disk is None:
             return None
+        try:
+            blob = disk.get(self.disk_key(key))
         except OSError:  # a directory or an unreadable file where the entry belongs
-            self.stats.corrupt += 1
-            _remove(path)
+            self._discard(disk, key)
+            return None
+        if blob is None:
             return None
         try:
             if not blob.startswith(_MAGIC):
@@ -133,17 +192,21 @@ class ProviderCache:
             if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
                 raise ValueError("payload digest mismatch")
             layouts = {k: tuple(v) for k, v in header["layouts"].items()}
-            _touch(path)
             return CacheEntry(key=key, ltoir=payload, layouts=layouts,
                               nvrtc_seconds=float(header.get("nvrtc_seconds", 0.0)),
                               meta=header.get("meta", {}))
         except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
-            self.stats.corrupt += 1
-            _remove(path)
+            self._discard(disk, key)
             return None
 
+    def _discard(self, disk, key: str) -> None:
+        self.stats.corrupt += 1
+        try:
+            del disk[self.disk_key(key)]
+        except (KeyError, OSError):  # gone already, or a directory: unlink cannot remove it
+            _remove(disk.path_for(self.disk_key(key)))
+
     def _write(self, entry: CacheEntry) -> None:
-        path = self.path_for(entry.key)
         header = json.dumps({
             "schema": SCHEMA,
             "key": entry.key,
@@ -153,65 +216,19 @@ class ProviderCache:
             "meta": entry.meta,
         }).encode()
         blob = _MAGIC + struct.pack("<I", len(header)) + header + entry.ltoir
+        disk = self._open()
+        if disk is None:
+            return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path = disk.path_for(self.disk_key(entry.key))
             if path.is_dir() and not path.is_symlink():
                 _remove(path)  # os.replace cannot put a file over a directory
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".bin")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(blob)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            evicted = disk.evicted
+            disk[self.disk_key(entry.key)] = blob
             self.stats.writes += 1
+            self.stats.evicted += disk.evicted - evicted
         except OSError:
             self._writes_disabled = True
-            return
-        self._account(len(blob))
-
-    # -- size limit -------------------------------------------------------------------
-    def _account(self, written: int) -> None:
-        limit = _env.cache_max_bytes()
-        if limit is None:
-            return
-        if self._disk_bytes is None:
-            self._disk_bytes = sum(st.st_size for _, st, _ in self._disk_entries())
-        else:
-            self._disk_bytes += written  # other processes' writes are seen at the next scan
-        if self._disk_bytes > limit:
-            self.evict(limit)
-
-    def _disk_entries(self):
-        """(path, stat, current schema?) of every entry of every schema version."""
-        root = _env.cache_dir()
-        current = self.directory()
-        for path in root.glob("providers-v*/??/*"):
-            try:
-                st = path.stat()
-            except OSError:
-                continue  # removed meanwhile by another process
-            if path.name.startswith(".tmp-"):
-                if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
-                    _remove(path)
-                continue
-            yield path, st, path.parent.parent == current
-
-    def evict(self, limit: int) -> None:
-        """Remove least recently used entries until 80 % of ``limit`` bytes are left."""
-        entries = sorted(self._disk_entries(), key=lambda e: (e[2], e[1].st_mtime))
-        total = sum(st.st_size for _, st, _ in entries)
-        for path, st, _current in entries:
-            if total <= limit * _EVICT_TO:
-                break
-            if _remove(path):
-                total -= st.st_size
-                self.stats.evicted += 1
-        self._disk_bytes = total
 
 
 def _remove(path: Path) -> bool:
@@ -226,12 +243,15 @@ def _remove(path: Path) -> bool:
         return False
 
 
-def _touch(path: Path) -> None:
-    """Mark an entry as just used (the eviction order), where the file system allows it."""
+def _remove_legacy_layout(root: Path) -> None:
+    """Remove ``providers-v*/``, the layout before cuda.core's cache: it can never hit again
+    and no limit would ever bound it."""
     try:
-        os.utime(path)
+        legacy = [p for p in root.glob("providers-v*") if p.is_dir() and not p.is_symlink()]
     except OSError:
-        pass
+        return
+    for path in legacy:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 _cache = ProviderCache()
