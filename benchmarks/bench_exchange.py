@@ -3,30 +3,27 @@
     python benchmarks/bench_exchange.py [--threads 256] [--items 16]
 
 Each case loads a tile in one layout, exchanges it and stores it in the other
-(so the output equals the input), in (1) a cuda.coop kernel (numba-cuda-mlir)
-and (2) the same kernel in CUDA C++ with CUB built by nvcc.  The scatter case
-reverses each tile through ``ranks``; the cuda.coop call also checks every rank
-against the tile (out-of-tile ranks are dropped), which CUB's plain scatter does
-not.  Reports milliseconds, the coop/CUB ratio and GB/s (read + write).
+(so the output equals the input), in (1) a cuda.coop kernel (numba-cuda-mlir),
+(2) the same kernel in CUDA C++ with CUB built by nvcc and (3) that C++ built by
+NVRTC with cuda.coop's options.  The scatter case reverses each tile through
+``ranks``; the cuda.coop call also checks every rank against the tile
+(out-of-tile ranks are dropped), which CUB's plain scatter does not.  Reports
+milliseconds, the coop/CUB ratios and GB/s (read + write).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize,
-    time_kernel, write_results,
-)
+from common import import_source  # noqa: E402
+from harness import Case, Family, In, Out, main as run  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
-
-CASES = ["striped_to_blocked", "blocked_to_striped", "striped_to_blocked_timesliced", "scatter_to_striped",
-         "warp_striped_to_blocked", "logical8_striped_to_blocked"]
 
 # Device code only, so NVRTC can build it too (see common.build_nvrtc_kernels).
 CUB_KERNELS = r"""
@@ -152,71 +149,48 @@ def warp_exchange(width):
 """
 
 
-def kernels(ns):
-    return {
-        "striped_to_blocked": ns["block_exchange"](False, True),
-        "blocked_to_striped": ns["block_exchange"](False, False),
-        "striped_to_blocked_timesliced": ns["block_exchange"](True, True),
-        "scatter_to_striped": ns["scatter"],
-        "warp_striped_to_blocked": ns["warp_exchange"](32),
-        "logical8_striped_to_blocked": ns["warp_exchange"](8),
-    }
+
+# case -> (kernel factory and its arguments, the C++ twin)
+CASES = {
+    "striped_to_blocked": (("block_exchange", False, True), "block_exchange<false, true>"),
+    "blocked_to_striped": (("block_exchange", False, False), "block_exchange<false, false>"),
+    "striped_to_blocked_timesliced": (("block_exchange", True, True), "block_exchange<true, true>"),
+    "scatter_to_striped": (("scatter",), "scatter"),
+    "warp_striped_to_blocked": (("warp_exchange", 32), "warp_exchange<32>"),
+    "logical8_striped_to_blocked": (("warp_exchange", 8), "warp_exchange<8>"),
+}
 
 
-def _check_and_time(launchers: dict, tile: int) -> dict:
-    """``launchers[name](src, dst)`` launches one kernel; check each on ``arange``, then time it."""
-    import numpy as np
-    from numba_cuda_mlir import cuda
+def buffers(cfg):
+    return {"src": In(np.int32, N, lambda: np.arange(N, dtype=np.int32)), "dst": Out(np.int32, N)}
 
-    src = cuda.to_device(np.arange(N, dtype=np.int32))
-    dst = cuda.device_array(N, dtype=np.int32)
-    head = np.arange(4 * tile, dtype=np.int32)
-    results = {}
-    for name, launch in launchers.items():
-        launch(src, dst)
-        cuda.synchronize()
+
+def check(name: str, tile: int):
+    def run_check(data):
+        head = np.arange(4 * tile, dtype=np.int32)
         expected = head.reshape(4, tile)[:, ::-1].ravel() if name.startswith("scatter") else head
-        assert np.array_equal(dst[:4 * tile].copy_to_host(), expected), name
-        results[name] = time_kernel(lambda: launch(src, dst))
-    return results
+        assert np.array_equal(data.dev("dst")[:4 * tile].copy_to_host(), expected), name
+    return run_check
 
 
-def throughput(threads: int, items: int):
+def cases(cfg):
     ns = vars(import_source(KERNEL_SOURCE, "bench_exchange_kernels"))
-    grid = N // (threads * items)
-    return _check_and_time({name: (lambda src, dst, k=k: k[grid, threads](src, dst, items))
-                            for name, k in kernels(ns).items()}, threads * items)
+    tile = cfg.threads * cfg.items
+    made = []
+    for name, ((factory, *params), twin) in CASES.items():
+        kernel = ns[factory](*params) if params else ns[factory]
+        made.append(Case(name, kernel, N // tile, cfg.threads, ("src", "dst", cfg.items), check(name, tile),
+                         twin=twin, twin_args=("src", "dst"), bytes=2 * N * 4))
+    return made
 
 
-CUB_NAMES = {"striped_to_blocked": "block_exchange<false, true>", "blocked_to_striped": "block_exchange<false, false>",
-             "striped_to_blocked_timesliced": "block_exchange<true, true>", "scatter_to_striped": "scatter",
-             "warp_striped_to_blocked": "warp_exchange<32>", "logical8_striped_to_blocked": "warp_exchange<8>"}
-
-
-def nvrtc_baseline(threads: int, items: int) -> dict:
-    """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
-    source = specialize(CUB_KERNELS, threads, items)
-    launches = build_nvrtc_kernels(source, list(CUB_NAMES.values()))
-    grid = N // (threads * items)
-    return _check_and_time({name: (lambda src, dst, f=launches[expr]: f(grid, threads, src, dst))
-                            for name, expr in CUB_NAMES.items()}, threads * items)
+FAMILY = Family(
+    "exchange", __doc__, buffers, cases, cub_source=CUB_SOURCE, cub_kernels=CUB_KERNELS,
+    title=lambda cfg: f"1 GiB int32 load -> exchange -> store, {cfg.threads} threads x {cfg.items} items per thread")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=16)
-    args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
-    report["coop_ms"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "exchange")
-    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
-    print(f"\n1 GiB int32 load -> exchange -> store, {args.threads} threads x {args.items} items per thread")
-    print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"], "NVRTC": report["cub_nvrtc_ms"]},
-                      lambda name: 2 * N * 4)
-    per_launch_table(report, "case")
-    write_results("exchange", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

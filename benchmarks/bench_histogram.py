@@ -16,15 +16,15 @@ atomic on one bin).  Every result is checked against ``np.bincount``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
-)
+from common import import_source  # noqa: E402
+from harness import Case, Family, In, Out, main as run  # noqa: E402
 
 N = 1 << 28  # uint8 samples
 BINS = 256
@@ -170,86 +170,51 @@ def coop_kernel(algorithm: str, threads: int, items: int):
 
 
 def _samples(distribution: str):
-    import numpy as np
-
     if distribution == "constant":
         return np.full(N, 77, dtype=np.uint8)
     return np.random.default_rng(0).integers(0, 256, size=N, dtype=np.uint8)
 
 
-def _check_and_time(launchers: dict) -> dict:
-    """``launchers[algo](samples, out)`` launches one kernel; check each, then time it."""
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
-    out = cuda.device_array(BINS, dtype=np.uint32)
-    results = {}
-    for dist in DISTRIBUTIONS:
-        host = _samples(dist)
-        expected = np.bincount(host, minlength=BINS).astype(np.uint32)
-        samples = cuda.to_device(host)
-        results[dist] = {}
-        for algo, launch in launchers.items():
-            out.copy_to_device(np.zeros(BINS, dtype=np.uint32))
-            launch(samples, out)
-            cuda.synchronize()
-            assert np.array_equal(out.copy_to_host(), expected), (dist, algo)
-            # The counters keep accumulating over the timed launches (as in the C++ baseline).
-            results[dist][algo] = time_kernel(lambda: launch(samples, out))
-    return results
+def buffers(cfg):
+    specs = {dist: In(np.uint8, N, lambda dist=dist: _samples(dist)) for dist in DISTRIBUTIONS}
+    specs["out"] = Out(np.uint32, BINS, fill=0)  # the counters accumulate
+    return specs
 
 
-def throughput(threads: int, items: int, grid: int):
-    kernels = {algo: coop_kernel(algo, threads, items) for algo in ALGORITHMS}
-    return _check_and_time({algo: (lambda samples, out, k=k: k[grid, threads](samples, out, N))
-                            for algo, k in kernels.items()})
+def check(dist: str, algo: str):
+    def run_check(data):
+        expected = data.derived(f"bincount/{dist}",
+                                lambda: np.bincount(data.host(dist), minlength=BINS).astype(np.uint32))
+        # Only the first launch is checked: the counters keep accumulating over the timed
+        # launches (as in the C++ baseline).
+        assert np.array_equal(data.dev("out").copy_to_host(), expected), (dist, algo)
+    return run_check
 
 
-def nvrtc_baseline(threads: int, items: int, grid: int) -> dict:
-    """The per-tile C++ kernel built by NVRTC (cuda.coop's compiler), checked and timed like coop's."""
-    source = specialize(CUB_KERNELS, threads, items)
-    names = {algo: f"per_tile<cub::BLOCK_HISTO_{algo.upper()}>" for algo in ALGORITHMS}
-    launches = build_nvrtc_kernels(source, list(names.values()))
-    return _check_and_time({algo: (lambda samples, out, f=launches[name]: f(grid, threads, samples, out, N))
-                            for algo, name in names.items()})
+def grid(cfg) -> int:
+    return cfg.sms * cfg.blocks_per_sm
+
+
+def cases(cfg):
+    kernels = {algo: coop_kernel(algo, cfg.threads, cfg.items) for algo in ALGORITHMS}
+    return [Case(f"{dist}/{algo}", kernels[algo], grid(cfg), cfg.threads, (dist, "out", N), check(dist, algo),
+                 cub=f"{dist}/per_tile_{algo}", twin=f"per_tile<cub::BLOCK_HISTO_{algo.upper()}>", bytes=N)
+            for dist in DISTRIBUTIONS for algo in ALGORITHMS]
+
+
+FAMILY = Family(
+    "histogram", __doc__, buffers, cases, cub_source=CUB_SOURCE, cub_kernels=CUB_KERNELS, items=32,
+    cub_args=lambda cfg: (grid(cfg),),
+    options=((("--blocks-per-sm",), {"type": int, "default": 8, "help": "grid = SMs x this"}),),
+    header=lambda cfg: {"grid": grid(cfg), "samples": N, "bins": BINS, "device": cfg.device},
+    columns={"CUB idiom": lambda case: case.cub.replace("/per_tile_", "/composite_")},
+    title=lambda cfg: f"2^28 uint8 samples -> 256 bins, {cfg.threads} threads x {cfg.items} items, grid {grid(cfg)}",
+    note="CUB C++: the cuda.coop kernel's structure (a Histogram per tile), built by nvcc; CUB idiom: one shared "
+         "histogram per block (Composite per tile); NVRTC: the per-tile C++ built by cuda.coop's compiler")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=32)
-    parser.add_argument("--blocks-per-sm", type=int, default=8)
-    args = parser.parse_args(argv)
-    from numba_cuda_mlir import cuda
-
-    device = cuda.get_current_device()
-    sms = device.MULTIPROCESSOR_COUNT
-    grid = sms * args.blocks_per_sm
-    cc = device.compute_capability
-    report = {"threads": args.threads, "items_per_thread": args.items, "grid": grid, "samples": N, "bins": BINS,
-              "device": device.name.decode() if isinstance(device.name, bytes) else str(device.name)}
-    report["coop_ms"] = throughput(args.threads, args.items, grid)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "histogram", grid,
-                                        arch=f"sm_{cc[0]}{cc[1]}")
-    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items, grid)
-    print(f"\n2^28 uint8 samples -> 256 bins, {args.threads} threads x {args.items} items, grid {grid}")
-    print(f"{'data':9s} {'algorithm':9s} {'coop ms':>8s} {'CUB same':>9s} {'ratio':>6s} {'CUB idiom':>10s} "
-          f"{'ratio':>6s} {'NVRTC same':>11s} {'ratio':>6s} {'coop GB/s':>10s}")
-    cub = report.get("cub_ms", {})
-    for dist, per_algo in report["coop_ms"].items():
-        for algo, ms in per_algo.items():
-            same = cub.get(dist, {}).get(f"per_tile_{algo}")
-            idiom = cub.get(dist, {}).get(f"composite_{algo}")
-            nv = report["cub_nvrtc_ms"][dist][algo]
-            r1 = f"{same / ms:6.3f}" if same else "   n/a"
-            r2 = f"{idiom / ms:6.3f}" if idiom else "   n/a"
-            print(f"{dist:9s} {algo:9s} {ms:8.3f} {same or float('nan'):9.3f} {r1} {idiom or float('nan'):10.3f} "
-                  f"{r2} {nv:11.3f} {nv / ms:6.3f} {N / (ms * 1e-3) / 1e9:10.0f}")
-    print("ratio = CUB ms / coop ms (>= 1: coop as fast or faster); CUB same/idiom built by nvcc, "
-          "NVRTC same = the per-tile C++ built by NVRTC, cuda.coop's compiler")
-    per_launch_table(report, "case", rename={"cub_ms": lambda k: k.replace("/", "/per_tile_")})
-    write_results("histogram", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

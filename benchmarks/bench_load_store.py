@@ -10,16 +10,15 @@ new process) next to the same copy kernel without coop.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    compile_latency, import_source, launch_overhead_us, nvcc_baseline_ms, per_launch_table, specialize, time_kernel,
-    write_results,
-)
+from common import import_source, launch_overhead_us, specialize  # noqa: E402
+from harness import Case, Family, In, Out, main as run  # noqa: E402
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
 N = 1 << 28  # items: 1 GiB of int32
@@ -139,85 +138,63 @@ def k(source, destination, items_per_thread):
 """
 
 
-def throughput(threads: int, items: int, dtype: str = "int32"):
-    import numpy as np
-    from numba_cuda_mlir import cuda
+def itemsize(cfg) -> int:
+    return np.dtype(cfg.dtype).itemsize
 
-    ns = vars(import_source(KERNEL_SOURCE, "bench_load_store_kernels"))
+
+def buffers(cfg):
     # Exact in float16 too: integers below 2048.
-    expected = (np.arange(1 << 20) % 2048).astype(dtype)
-    src = cuda.to_device((np.arange(N) % 2048).astype(dtype))
-    dst = cuda.device_array(N, dtype=dtype)
-    grid = N // (threads * items)
-    results = {}
-    for algo in ALGORITHMS:
-        kernel = ns["make"](algo)
-        kernel[grid, threads](src, dst, items)
-        cuda.synchronize()
-        assert np.array_equal(dst[:1 << 20].copy_to_host(), expected), algo
-        results[algo] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
-    small = ns["make"]("direct")
-    tiny_src, tiny_dst = src[:threads * items], dst[:threads * items]
-    results["launch_overhead_us"] = launch_overhead_us(lambda: small[1, threads](tiny_src, tiny_dst, items))
+    return {"src": In(cfg.dtype, N, lambda: (np.arange(N) % 2048).astype(cfg.dtype)), "dst": Out(cfg.dtype, N)}
+
+
+def check(name: str, dtype: str):
+    def run_check(data):
+        expected = (np.arange(1 << 20) % 2048).astype(dtype)
+        assert np.array_equal(data.dev("dst")[:1 << 20].copy_to_host(), expected), name
+    return run_check
+
+
+def cases(cfg):
+    ns = vars(import_source(KERNEL_SOURCE, "bench_load_store_kernels"))
+    grid, moved = N // (cfg.threads * cfg.items), 2 * N * itemsize(cfg)
+    made = [Case(algo, ns["make"](algo), grid, cfg.threads, ("src", "dst", cfg.items), check(algo, cfg.dtype),
+                 bytes=moved) for algo in ALGORITHMS]
     # The floor: the same striped copy written without cuda.coop (numba-cuda-mlir alone).
     plain = import_source("from numba_cuda_mlir import cuda\n" + PLAIN_KERNEL, "bench_load_store_plain").k
-    dst[:1 << 20].copy_to_device(np.zeros(1 << 20, dtype=dtype))
-    plain[grid, threads](src, dst, items)
-    cuda.synchronize()
-    assert np.array_equal(dst[:1 << 20].copy_to_host(), expected), "plain copy"
-    return results, {"copy": time_kernel(lambda: plain[grid, threads](src, dst, items))}
+    made.append(Case("copy", plain, grid, cfg.threads, ("src", "dst", cfg.items), check("plain copy", cfg.dtype),
+                     cub=None, bytes=moved, into="plain_ms"))
+    return made
 
 
-def latency():
-    return compile_latency(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL)
+def launch_overhead(report, cfg, data, cases):
+    """Host microseconds per launch of a one-block coop copy (numba-cuda-mlir's dispatch)."""
+    small = next(case.kernel for case in cases if case.name == "direct")
+    tile = cfg.threads * cfg.items
+    src, dst = data.dev("src")[:tile], data.dev("dst")[:tile]
+    report["coop_launch_overhead_us"] = launch_overhead_us(lambda: small[1, cfg.threads](src, dst, cfg.items))
+
+
+def note(report) -> str:
+    memcpy = report.get("cub_ms", {}).get("memcpy")
+    lines = [f"{'cudaMemcpy D2D':28s} {memcpy:9.3f} ms (coop/cudaMemcpy: the fraction of its speed)"] if memcpy else []
+    lines.append(f"host launch overhead of a coop kernel (numba-cuda-mlir dispatch): "
+                 f"{report['coop_launch_overhead_us']:.1f} us")
+    return "\n".join(lines)
+
+
+FAMILY = Family(
+    "load_store", __doc__, buffers, cases, cub_source=CUB_SOURCE,
+    cxx=lambda source, cfg: specialize(source, cfg.threads, cfg.items).replace("ITEM_TYPE", CXX_TYPES[cfg.dtype]),
+    options=((("--dtype",), {"choices": sorted(CXX_TYPES), "default": "int32", "help": "item type"}),),
+    suffix="dtype", header=lambda cfg: {"dtype": cfg.dtype, "bytes": N * itemsize(cfg)}, label="algorithm",
+    columns={"cudaMemcpy": lambda case: "memcpy"}, extra=launch_overhead, note=note,
+    latency=(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL),
+    title=lambda cfg: f"{N * itemsize(cfg) >> 20} MiB {cfg.dtype} tile copy, {cfg.threads} threads x {cfg.items} "
+                      "items per thread")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=16)
-    parser.add_argument("--dtype", choices=sorted(CXX_TYPES), default="int32")
-    parser.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
-    args = parser.parse_args(argv)
-    itemsize = 2 if args.dtype == "float16" else 4
-    report = {"threads": args.threads, "items_per_thread": args.items, "dtype": args.dtype, "bytes": N * itemsize}
-    if args.latency_only:
-        report["latency"] = latency()
-        for key, val in report["latency"].items():
-            print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
-                  f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
-                  f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
-        write_results("load_store_latency", report)
-        return report
-    report["coop_ms"], report["plain_ms"] = throughput(args.threads, args.items, args.dtype)
-    cxx = specialize(CUB_SOURCE, args.threads, args.items).replace("ITEM_TYPE", CXX_TYPES[args.dtype])
-    report["cub_ms"] = nvcc_baseline_ms(cxx, "copy_tile")
-    report["latency"] = latency()
-    print(f"\n{N * itemsize >> 20} MiB {args.dtype} tile copy, {args.threads} threads x {args.items} items per thread")
-    print(f"{'algorithm':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s} {'% memcpy':>9s}")
-    cub = report.get("cub_ms", {})
-    memcpy = cub.get("memcpy")
-    overhead = report["coop_ms"].pop("launch_overhead_us")
-    for algo, ms in report["coop_ms"].items():
-        c = cub.get(algo)
-        ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        gbs = 2 * N * itemsize / (ms * 1e-3) / 1e9
-        pct = f"{100 * memcpy / ms:8.1f}%" if memcpy else "      n/a"
-        print(f"{algo:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f} {pct}")
-    if memcpy:
-        print(f"{'cudaMemcpy D2D':28s} {memcpy:9.3f}")
-    print(f"host launch overhead of a coop kernel (numba-cuda-mlir dispatch): {overhead:.1f} us")
-    report["coop_launch_overhead_us"] = overhead
-    lat = report["latency"]
-    print("\ncompile latency of copy_tile: first launch (compile + launch) after numba-cuda-mlir's own")
-    print("one-time initialization, which a trivial kernel pays first; seconds")
-    for key, val in lat.items():
-        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
-              f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
-              f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
-    per_launch_table(report, "algorithm")
-    write_results("load_store" if args.dtype == "int32" else f"load_store_{args.dtype}", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ LTO), against a C++ functor.  Reports milliseconds, coop/CUB and GB/s.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,9 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    import_source, nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize, time_kernel, write_results,
-)
+from common import import_source  # noqa: E402
+from harness import Case, Family, In, Out, main as run  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -134,14 +132,14 @@ def heads_and_tails(source, destination, items_per_thread):
 """
 
 
-def kernels(ns):
-    return {
-        "difference_left": ns["difference"]("left", False),
-        "difference_right": ns["difference"]("right", False),
-        "difference_left_callback": ns["difference"]("left", True),
-        "heads": ns["heads"],
-        "heads_and_tails": ns["heads_and_tails"],
-    }
+# case -> kernel factory and its arguments
+CASES = {
+    "difference_left": ("difference", "left", False),
+    "difference_right": ("difference", "right", False),
+    "difference_left_callback": ("difference", "left", True),
+    "heads": ("heads",),
+    "heads_and_tails": ("heads_and_tails",),
+}
 
 
 def _expected(name, tiles):
@@ -156,38 +154,34 @@ def _expected(name, tiles):
     return h if name == "heads" else h + 2 * t
 
 
-def throughput(threads: int, items: int):
-    from numba_cuda_mlir import cuda
+def buffers(cfg):
+    # runs of 3 equal values
+    return {"src": In(np.int32, N, lambda: (np.arange(N, dtype=np.int64) // 3 % 1000).astype(np.int32)),
+            "dst": Out(np.int32, N)}
 
+
+def check(name: str, tile: int):
+    def run_check(data):
+        got = data.dev("dst")[:4 * tile].copy_to_host().reshape(4, tile)
+        assert np.array_equal(got, _expected(name, data.host("src")[:4 * tile].reshape(4, tile))), name
+    return run_check
+
+
+def cases(cfg):
     ns = vars(import_source(KERNEL_SOURCE, "bench_neighbors_kernels"))
-    tile = threads * items
-    host = (np.arange(N, dtype=np.int64) // 3 % 1000).astype(np.int32)  # runs of 3 equal values
-    src = cuda.to_device(host)
-    dst = cuda.device_array(N, dtype=np.int32)
-    grid = N // tile
-    results = {}
-    for name, kernel in kernels(ns).items():
-        kernel[grid, threads](src, dst, items)
-        cuda.synchronize()
-        got = dst[:4 * tile].copy_to_host().reshape(4, tile)
-        assert np.array_equal(got, _expected(name, host[:4 * tile].reshape(4, tile))), name
-        results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, items))
-    return results
+    tile = cfg.threads * cfg.items
+    return [Case(name, ns[factory](*params) if params else ns[factory], N // tile, cfg.threads,
+                 ("src", "dst", cfg.items), check(name, tile), bytes=2 * N * 4)
+            for name, (factory, *params) in CASES.items()]
+
+
+FAMILY = Family(
+    "neighbors", __doc__, buffers, cases, cub_source=CUB_SOURCE,
+    title=lambda cfg: f"1 GiB int32 load -> neighbours -> store, {cfg.threads} threads x {cfg.items} items per thread")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=16)
-    args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
-    report["coop_ms"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "neighbors")
-    print(f"\n1 GiB int32 load -> neighbours -> store, {args.threads} threads x {args.items} items per thread")
-    print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"]}, lambda name: 2 * N * 4)
-    per_launch_table(report, "case")
-    write_results("neighbors", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

@@ -19,25 +19,35 @@ sorts ``__half`` keys (random finite values; the values of pairs stay uint32).
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
-)
+from common import import_source, specialize  # noqa: E402
+from harness import Case, Family, In, Out, main as run  # noqa: E402
 
 N = 1 << 24  # keys
 # --dtype: NumPy name -> (C++ key type, bytes per key)
 KEY_TYPES = {"uint32": ("unsigned", 4), "float16": ("__half", 2)}
-CASES = ["keys_striped", "keys_blocked", "keys_descending_striped", "pairs_striped", "topk_min_16",
-         "topk_min_16_select"]
-# CUB has no block top-k: both TopK rows compare with CUB's sort + taking the first 16.
-# The launch-bounded sort is the same sort: its baseline is the unbounded CUB kernel.
-CUB_CASE = {"topk_min_16_select": "topk_min_16", "keys_striped_launch_bounds": "keys_striped"}
+# case -> (its kernel from the kernel module and the configuration, the C++ case: sort_tile<CASE>,
+# the key of that C++ kernel's timing).  CUB has no block top-k: both TopK rows compare with CUB's
+# sort + taking the first 16.  The launch-bounded sort is the same sort: its baseline is the
+# unbounded CUB kernel.
+CASES = {
+    "keys_striped": (lambda ns, cfg: ns["sort_keys"](True, False), 0, "keys_striped"),
+    # NVRTC gives this sort ~91 registers (nvcc's build of the same CUB code 76): five
+    # 128-thread blocks per SM.  launch_bounds=(threads, 6) asks ptxas for six.
+    "keys_striped_launch_bounds": (lambda ns, cfg: ns["sort_keys"](True, False, (cfg.threads, 6)), 0,
+                                   "keys_striped"),
+    "keys_blocked": (lambda ns, cfg: ns["sort_keys"](False, False), 1, "keys_blocked"),
+    "keys_descending_striped": (lambda ns, cfg: ns["sort_keys"](True, True), 2, "keys_descending_striped"),
+    "pairs_striped": (lambda ns, cfg: ns["sort_pairs"], 3, "pairs_striped"),
+    "topk_min_16": (lambda ns, cfg: ns["topk_min_16"]("radix_sort"), 4, "topk_min_16"),
+    "topk_min_16_select": (lambda ns, cfg: ns["topk_min_16"]("radix_select"), 4, "topk_min_16"),
+}
 
 # Device code only, so NVRTC can build it too (see common.build_nvrtc_kernels).
 CUB_KERNELS = r"""
@@ -171,23 +181,7 @@ def topk_min_16(algorithm):
 """
 
 
-def kernels(ns, threads: int):
-    return {
-        "keys_striped": ns["sort_keys"](True, False),
-        # NVRTC gives this sort ~91 registers (nvcc's build of the same CUB code 76): five
-        # 128-thread blocks per SM.  launch_bounds=(threads, 6) asks ptxas for six.
-        "keys_striped_launch_bounds": ns["sort_keys"](True, False, (threads, 6)),
-        "keys_blocked": ns["sort_keys"](False, False),
-        "keys_descending_striped": ns["sort_keys"](True, True),
-        "pairs_striped": ns["sort_pairs"],
-        "topk_min_16": ns["topk_min_16"]("radix_sort"),
-        "topk_min_16_select": ns["topk_min_16"]("radix_select"),
-    }
-
-
 def _keys(dtype: str = "uint32"):
-    import numpy as np
-
     # Uniform random keys, like the C++ baseline's LCG (a radix sort's time does not
     # depend on the values of uniform keys); float16: finite values in [-1000, 1000).
     rng = np.random.default_rng(12345)
@@ -196,110 +190,68 @@ def _keys(dtype: str = "uint32"):
     return rng.integers(0, 1 << 32, size=N, dtype=np.uint32)
 
 
-def cxx(source: str, threads: int, items: int, dtype: str = "uint32") -> str:
+def cxx(source: str, cfg) -> str:
     """A C++ baseline for one tile shape and key type."""
-    key_from_bits = "(x)" if dtype == "uint32" else "(float((x >> 8) & 0xFFFF) / 32.768f - 1000.0f)"
-    return (specialize(source, threads, items).replace("KEY_TYPE", KEY_TYPES[dtype][0])
+    key_from_bits = "(x)" if cfg.dtype == "uint32" else "(float((x >> 8) & 0xFFFF) / 32.768f - 1000.0f)"
+    return (specialize(source, cfg.threads, cfg.items).replace("KEY_TYPE", KEY_TYPES[cfg.dtype][0])
             .replace("KEY_FROM_BITS(x)", key_from_bits))
 
 
-def _buffers(dtype: str = "uint32"):
-    """Host keys and the device arrays every variant reads and writes."""
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
-    host = _keys(dtype)
-    return (host, cuda.to_device(host), cuda.to_device(np.arange(N, dtype=np.uint32)),
-            cuda.device_array(N, dtype=host.dtype), cuda.device_array(N, dtype=np.uint32))
+def buffers(cfg):
+    """Keys, uint32 values, and where the sorted keys and values go."""
+    return {"src": In(cfg.dtype, N, lambda: _keys(cfg.dtype)),
+            "vals": In(np.uint32, N, lambda: np.arange(N, dtype=np.uint32)), "dst": Out(cfg.dtype, N), "vdst": Out(np.uint32, N)}
 
 
-def _check(name: str, host, dst, vdst, tile: int) -> None:
+def check(name: str, tile: int):
     """The first four tiles of case ``name`` against NumPy."""
-    import numpy as np
+    def run_check(data):
+        host = data.host("src")
+        head = host[:4 * tile].reshape(4, tile)
+        got = data.dev("dst").copy_to_host()
+        if name.startswith("topk"):
+            for b in range(4):
+                assert np.array_equal(np.sort(got[b * 16:(b + 1) * 16]), np.sort(head[b])[:16]), name
+            return
+        got = got[:4 * tile].reshape(4, tile)
+        expected = np.sort(head, axis=1)
+        if "descending" in name:
+            expected = expected[:, ::-1]
+        assert np.array_equal(got, expected), name
+        if name.startswith("pairs"):
+            v = data.dev("vdst")[:4 * tile].copy_to_host().reshape(4, tile)
+            assert np.array_equal(host[v], got), name
+    return run_check
 
-    head = host[:4 * tile].reshape(4, tile)
-    got = dst.copy_to_host()
-    if name.startswith("topk"):
-        for b in range(4):
-            assert np.array_equal(np.sort(got[b * 16:(b + 1) * 16]), np.sort(head[b])[:16]), name
-        return
-    got = got[:4 * tile].reshape(4, tile)
-    expected = np.sort(head, axis=1)
-    if "descending" in name:
-        expected = expected[:, ::-1]
-    assert np.array_equal(got, expected), name
+
+def moved(name: str, key_bytes: int) -> int:
+    """Bytes moved per key: read + write (pairs: and the uint32 value; TopK: read only)."""
     if name.startswith("pairs"):
-        v = vdst[:4 * tile].copy_to_host().reshape(4, tile)
-        assert np.array_equal(host[v], got), name
+        return 2 * (key_bytes + 4)
+    return key_bytes if name.startswith("topk") else 2 * key_bytes
 
 
-def throughput(threads: int, items: int, dtype: str = "uint32"):
-    from numba_cuda_mlir import cuda
-
+def cases(cfg):
     ns = vars(import_source(KERNEL_SOURCE, "bench_radix_sort_kernels"))
-    host, src, vals, dst, vdst = _buffers(dtype)
-    grid = N // (threads * items)
-    results, compile_s = {}, {}
-    for name, kernel in kernels(ns, threads).items():
-        t0 = time.perf_counter()
-        kernel[grid, threads](src, vals, dst, vdst, items)
-        cuda.synchronize()
-        compile_s[name] = time.perf_counter() - t0
-        _check(name, host, dst, vdst, threads * items)
-        results[name] = time_kernel(lambda: kernel[grid, threads](src, vals, dst, vdst, items))
-    return results, compile_s
+    key_bytes = KEY_TYPES[cfg.dtype][1]
+    made = []
+    for name, (make, index, cub) in CASES.items():
+        made.append(Case(name, make(ns, cfg), N // (cfg.threads * cfg.items), cfg.threads,
+                         ("src", "vals", "dst", "vdst", cfg.items), check(name, cfg.threads * cfg.items), cub=cub,
+                         twin=f"sort_tile<{index}>", twin_args=("src", "vals", "dst", "vdst"),
+                         bytes=moved(name, key_bytes) * N, items=N))
+    return made
 
 
-def nvrtc_baseline(threads: int, items: int, dtype: str = "uint32") -> dict:
-    """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
-    from numba_cuda_mlir import cuda
-
-    source = cxx(CUB_KERNELS, threads, items, dtype)
-    launches = build_nvrtc_kernels(source, [f"sort_tile<{i}>" for i in range(5)])
-    host, src, vals, dst, vdst = _buffers(dtype)
-    grid = N // (threads * items)
-    results = {}
-    for i, name in enumerate(CASES[:5]):
-        launch = launches[f"sort_tile<{i}>"]
-        launch(grid, threads, src, vals, dst, vdst)
-        cuda.synchronize()
-        _check(name, host, dst, vdst, threads * items)
-        results[name] = time_kernel(lambda: launch(grid, threads, src, vals, dst, vdst))
-    return results
+FAMILY = Family(
+    "radix_sort", __doc__, buffers, cases, cub_source=CUB_SOURCE, cub_kernels=CUB_KERNELS, cxx=cxx,
+    threads=128, options=((("--dtype",), {"choices": sorted(KEY_TYPES), "default": "uint32", "help": "key type"}),),
+    suffix="dtype", header=lambda cfg: {"keys": N, "dtype": cfg.dtype},
+    title=lambda cfg: f"block radix sort of 2^24 {cfg.dtype} keys, {cfg.threads} threads x {cfg.items} keys per tile")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=128)
-    parser.add_argument("--items", type=int, default=16)
-    parser.add_argument("--dtype", choices=sorted(KEY_TYPES), default="uint32")
-    args = parser.parse_args(argv)
-    key_bytes = KEY_TYPES[args.dtype][1]
-    report = {"threads": args.threads, "items_per_thread": args.items, "keys": N, "dtype": args.dtype}
-    report["coop_ms"], report["coop_first_launch_s"] = throughput(args.threads, args.items, args.dtype)
-    suffix = "" if args.dtype == "uint32" else f"_{args.dtype}"
-    report["cub_ms"] = nvcc_baseline_ms(cxx(CUB_SOURCE, args.threads, args.items, args.dtype), "radix_sort" + suffix)
-    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items, args.dtype)
-    print(f"\nblock radix sort of 2^24 {args.dtype} keys, {args.threads} threads x {args.items} keys per tile")
-    print(f"{'case':26s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'NVRTC ms':>9s} "
-          f"{'coop/NVRTC':>10s} {'Gkeys/s':>8s} {'GB/s':>7s} {'compile s':>10s}")
-    cub = report.get("cub_ms", {})
-    nv = report["cub_nvrtc_ms"]
-    for name, ms in report["coop_ms"].items():
-        c = cub.get(CUB_CASE.get(name, name))
-        r = nv.get(CUB_CASE.get(name, name))
-        ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        # bytes moved per key: read + write (pairs: and the uint32 value; TopK: read only)
-        moved = (2 * (key_bytes + 4) if name.startswith("pairs")
-                 else (key_bytes if name.startswith("topk") else 2 * key_bytes))
-        gbs = moved * N / (ms * 1e-3) / 1e9
-        print(f"{name:26s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {r:9.3f} {r / ms:10.3f} "
-              f"{N / (ms * 1e-3) / 1e9:8.2f} {gbs:7.0f} {report['coop_first_launch_s'][name]:10.2f}")
-    print("coop/CUB = nvcc-built CUB ms / coop ms; coop/NVRTC = the same C++ built by NVRTC (cuda.coop's "
-          "compiler) / coop ms")
-    per_launch_table(report, "case", rename=dict.fromkeys(("cub_ms", "cub_nvrtc_ms"), lambda k: CUB_CASE.get(k, k)))
-    write_results("radix_sort" + suffix, report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,15 @@ disk cache in a new process) next to the same kernel without cuda.coop.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    compile_latency, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
-)
+from common import import_source, specialize  # noqa: E402
+from harness import Case, Family, In, Out, Reference, main as run  # noqa: E402
 
 N = 1 << 28  # float32 elements = 1 GiB
 ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
@@ -172,91 +172,68 @@ def k(source, total):
 """
 
 
-def throughput(threads: int, items: int):
-    import numpy as np
-    from numba_cuda_mlir import cuda
+def buffers(cfg):
+    return {"src": In(np.float32, N, lambda: np.random.default_rng(0).standard_normal(N, dtype=np.float32)),
+            "total": Out(np.float32, 1, fill=0),  # the atomics add to it
+            "out": Out(np.float32, N // 32)}
 
-    ns = vars(import_source(KERNEL_SOURCE, "bench_reduce_kernels"))
-    rng = np.random.default_rng(0)
-    host = rng.standard_normal(N, dtype=np.float32)
-    exact = float(host.astype(np.float64).sum())
-    src = cuda.to_device(host)
-    total = cuda.device_array(1, dtype=np.float32)
-    grid = N // (threads * items)
-    results, errors = {}, {}
 
-    def check(name, launch):
-        total.copy_to_device(np.zeros(1, np.float32))
-        launch()
-        cuda.synchronize()
-        got = float(total.copy_to_host()[0])
-        errors[name] = abs(got - exact)
+def check_sum(name: str):
+    """The block/warp sums against the float64 sum: returns the absolute error (``abs_error``)."""
+    def run_check(data):
+        host = data.host("src")
+        exact = data.derived("sums", lambda: {"sum": float(host.astype(np.float64).sum()),
+                                             "abs": float(np.abs(host).sum())})
+        got = float(data.dev("total").copy_to_host()[0])
+        error = abs(got - exact["sum"])
         # Float atomics across blocks reorder the sum; the partial sums stay small, so
         # the error is far below 1e-5 * sum|x|.
-        assert errors[name] <= 1e-5 * float(np.abs(host).sum()), (name, got, exact)
+        assert error <= 1e-5 * exact["abs"], (name, got, exact["sum"])
+        return error
+    return run_check
 
-    for algo in ALGORITHMS:
-        kernel = ns["make_block"](algo, items)
-        check(algo, lambda: kernel[grid, threads](src, total))
-        results[algo] = time_kernel(lambda: kernel[grid, threads](src, total))
-    warp = ns["make_warp"](items)
-    check("warp", lambda: warp[grid, threads](src, total))
-    results["warp"] = time_kernel(lambda: warp[grid, threads](src, total))
-    batched = ns["make_batched"](BATCHES)
-    out = cuda.device_array(N // 32, dtype=np.float32)
-    bgrid = N // (threads * BATCHES)
-    batched[bgrid, threads](src, out)
-    cuda.synchronize()
-    sample = host[:threads * BATCHES * 4].reshape(-1, 32, BATCHES).sum(axis=1)
-    np.testing.assert_allclose(out[:sample.size].copy_to_host(), sample.reshape(-1), rtol=1e-4, atol=1e-3)
-    results["batched"] = time_kernel(lambda: batched[bgrid, threads](src, out))
-    try:
+
+def check_batched(cfg):
+    def run_check(data):
+        sample = data.host("src")[:cfg.threads * BATCHES * 4].reshape(-1, 32, BATCHES).sum(axis=1)
+        np.testing.assert_allclose(data.dev("out")[:sample.size].copy_to_host(), sample.reshape(-1),
+                                   rtol=1e-4, atol=1e-3)
+    return run_check
+
+
+def cases(cfg):
+    ns = vars(import_source(KERNEL_SOURCE, "bench_reduce_kernels"))
+    grid = N // (cfg.threads * cfg.items)
+    made = [Case(algo, ns["make_block"](algo, cfg.items), grid, cfg.threads, ("src", "total"), check_sum(algo),
+                 bytes=N * 4) for algo in ALGORITHMS]
+    made.append(Case("warp", ns["make_warp"](cfg.items), grid, cfg.threads, ("src", "total"), check_sum("warp"),
+                     bytes=N * 4))
+    made.append(Case("batched", ns["make_batched"](BATCHES), N // (cfg.threads * BATCHES), cfg.threads,
+                     ("src", "out"), check_batched(cfg), bytes=N * 4))
+    return made
+
+
+def torch_sum(cfg, data):
+    def make():
         import torch
 
-        t = torch.from_numpy(host).cuda()
+        t = torch.from_numpy(data.host("src")).cuda()
         torch.cuda.synchronize()
-        results["torch.sum"] = time_kernel(lambda: torch.sum(t))
-    except Exception as exc:  # torch missing or without CUDA
-        results["torch.sum"] = None
-        print(f"torch.sum not timed: {exc}")
-    return results, errors
+        return lambda: torch.sum(t)
+    return [Reference("torch.sum", make, bytes=N * 4)]
 
 
-def latency():
-    return compile_latency(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL)
+FAMILY = Family(
+    "reduce", __doc__, buffers, cases, cub_source=CUB_SOURCE,
+    cxx=lambda source, cfg: specialize(source, cfg.threads, cfg.items).replace("BATCHES", str(BATCHES)),
+    header=lambda cfg: {"bytes": N * 4}, label="kernel", references=torch_sum, check_field="abs_error",
+    latency=(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL),
+    title=lambda cfg: f"1 GiB float32 sum, {cfg.threads} threads x {cfg.items} items per thread, one atomic per block",
+    note="(torch.sum: the whole array; ratio > 1: cuda.coop is faster; the target is >= 0.97)")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=16)
-    args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
-    report["coop_ms"], report["abs_error"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(
-        specialize(CUB_SOURCE, args.threads, args.items).replace("BATCHES", str(BATCHES)), "block_sum")
-    report["latency"] = latency()
-    print(f"\n1 GiB float32 sum, {args.threads} threads x {args.items} items per thread, one atomic per block")
-    print(f"{'kernel':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'CUB/coop':>9s} {'GB/s':>8s}")
-    cub = report.get("cub_ms", {})
-    torch_ms = report["coop_ms"].pop("torch.sum", None)
-    for name, ms in report["coop_ms"].items():
-        c = cub.get(name)
-        ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        gbs = N * 4 / (ms * 1e-3) / 1e9
-        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {gbs:8.0f}")
-    if torch_ms:
-        print(f"{'torch.sum (whole array)':28s} {torch_ms:9.3f} {'':11s} {'':9s} {N * 4 / (torch_ms * 1e-3) / 1e9:8.0f}")
-    report["coop_ms"]["torch.sum"] = torch_ms
-    print("(ratio > 1: cuda.coop is faster; the target is >= 0.97)")
-    lat = report["latency"]
-    print("\ncompile latency of the block-sum kernel (seconds)")
-    for key, val in lat.items():
-        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
-              f"import {val['import_s']:.2f}")
-    per_launch_table(report, "kernel")
-    write_results("reduce", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

@@ -16,15 +16,15 @@ loop with a C++ prefix functor.  Reports the compile latency of the tile kernel.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    compile_latency, import_source, nvcc_baseline_ms, per_launch_table, specialize, time_kernel, write_results,
-)
+from common import import_source  # noqa: E402
+from harness import Case, Family, In, Out, Reference, main as run  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 RUNNING_N = 1 << 24  # the one-block running scan
@@ -181,87 +181,58 @@ def _example():
     return module
 
 
-def throughput(threads: int, items: int):
-    import numpy as np
-    from numba_cuda_mlir import cuda
+def buffers(cfg):
+    return {"src": In(np.int32, N, lambda: np.random.default_rng(0).integers(-100, 100, size=N, dtype=np.int32)),
+            "dst": Out(np.int32, N)}
 
+
+def check_tiles(name: str, tile: int, count: int = 8):
+    """The first ``count`` tiles, each scanned on its own."""
+    def run_check(data):
+        head = data.host("src")[:tile * count].reshape(count, tile)
+        expected = np.cumsum(head, axis=1, dtype=np.int32).reshape(-1)
+        np.testing.assert_array_equal(data.dev("dst")[:tile * count].copy_to_host(), expected, err_msg=name)
+    return run_check
+
+
+def check_running(data):
+    np.testing.assert_array_equal(data.dev("dst")[:RUNNING_N].copy_to_host(),
+                                  np.cumsum(data.host("src")[:RUNNING_N], dtype=np.int32))
+
+
+def cases(cfg):
     ns = vars(import_source(KERNEL_SOURCE, "bench_scan_kernels"))
-    rng = np.random.default_rng(0)
-    host = rng.integers(-100, 100, size=N, dtype=np.int32)
-    src = cuda.to_device(host)
-    dst = cuda.device_array(N, dtype=np.int32)
-    grid = N // (threads * items)
-    tile = threads * items
-    expected = np.cumsum(host[:tile * 8].reshape(8, tile), axis=1, dtype=np.int32).reshape(-1)
-    results = {}
-    for algo in ALGORITHMS:
-        kernel = ns["make_tile"](algo, items)
-        kernel[grid, threads](src, dst)
-        cuda.synchronize()
-        np.testing.assert_array_equal(dst[:tile * 8].copy_to_host(), expected, err_msg=algo)
-        results[algo] = time_kernel(lambda: kernel[grid, threads](src, dst))
-    warp = ns["make_warp"](items)
-    warp[grid, threads](src, dst)
-    cuda.synchronize()
-    wtile = 32 * items
-    wexpected = np.cumsum(host[:wtile * 8].reshape(8, wtile), axis=1, dtype=np.int32).reshape(-1)
-    np.testing.assert_array_equal(dst[:wtile * 8].copy_to_host(), wexpected, err_msg="warp")
-    results["warp"] = time_kernel(lambda: warp[grid, threads](src, dst))
+    grid, tile = N // (cfg.threads * cfg.items), cfg.threads * cfg.items
+    made = [Case(algo, ns["make_tile"](algo, cfg.items), grid, cfg.threads, ("src", "dst"),
+                 check_tiles(algo, tile), bytes=2 * N * 4) for algo in ALGORITHMS]
+    made.append(Case("warp", ns["make_warp"](cfg.items), grid, cfg.threads, ("src", "dst"),
+                     check_tiles("warp", 32 * cfg.items), bytes=2 * N * 4))
     example = _example()
-    running = example.running_inclusive_sum
-    rsrc, rdst = src[:RUNNING_N], dst[:RUNNING_N]
-    running[1, example.THREADS](rsrc, rdst, RUNNING_N)
-    cuda.synchronize()
-    np.testing.assert_array_equal(rdst.copy_to_host(), np.cumsum(host[:RUNNING_N], dtype=np.int32))
-    results["running"] = time_kernel(lambda: running[1, example.THREADS](rsrc, rdst, RUNNING_N),
-                                     repeat=5, batch=2)
-    try:
+    made.append(Case("running", example.running_inclusive_sum, 1, example.THREADS, ("src", "dst", RUNNING_N),
+                     check_running, bytes=2 * RUNNING_N * 4, repeat=5, batch=2))
+    return made
+
+
+def torch_cumsum(cfg, data):
+    def make():
         import torch
 
-        t = torch.from_numpy(host).cuda()
+        t = torch.from_numpy(data.host("src")).cuda()
         torch.cuda.synchronize()
-        results["torch.cumsum"] = time_kernel(lambda: torch.cumsum(t, 0))
-    except Exception as exc:  # torch missing or without CUDA
-        results["torch.cumsum"] = None
-        print(f"torch.cumsum not timed: {exc}")
-    return results
+        return lambda: torch.cumsum(t, 0)
+    return [Reference("torch.cumsum", make, bytes=2 * N * 4)]
 
 
-def latency():
-    return compile_latency(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL)
+FAMILY = Family(
+    "scan", __doc__, buffers, cases, cub_source=CUB_SOURCE, header=lambda cfg: {"bytes": N * 4}, label="kernel",
+    references=torch_cumsum, latency=(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL),
+    title=lambda cfg: f"1 GiB int32 tile-wise inclusive scan, {cfg.threads} threads x {cfg.items} items per thread",
+    note="(running: one block over 2^24 items; torch.cumsum: one scan of the whole array; ratio > 1: cuda.coop "
+         "is faster; the target is >= 0.97)")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=16)
-    args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
-    report["coop_ms"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "tile_scan")
-    report["latency"] = latency()
-    print(f"\n1 GiB int32 tile-wise inclusive scan, {args.threads} threads x {args.items} items per thread")
-    print(f"{'kernel':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'CUB/coop':>9s} {'GB/s':>8s}")
-    cub = report.get("cub_ms", {})
-    torch_ms = report["coop_ms"].pop("torch.cumsum", None)
-    for name, ms in report["coop_ms"].items():
-        c = cub.get(name)
-        ratio = f"{c / ms:9.3f}" if c else "      n/a"
-        nbytes = 2 * (RUNNING_N if name == "running" else N) * 4
-        print(f"{name:28s} {ms:9.3f} {c if c else float('nan'):11.3f} {ratio} {nbytes / (ms * 1e-3) / 1e9:8.0f}")
-    if torch_ms:
-        print(f"{'torch.cumsum (whole array)':28s} {torch_ms:9.3f} {'':11s} {'':9s} "
-              f"{2 * N * 4 / (torch_ms * 1e-3) / 1e9:8.0f}")
-    report["coop_ms"]["torch.cumsum"] = torch_ms
-    print("(running: one block over 2^24 items; ratio > 1: cuda.coop is faster; the target is >= 0.97)")
-    lat = report["latency"]
-    print("\ncompile latency of the tile-scan kernel (seconds)")
-    for key, val in lat.items():
-        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
-              f"import {val['import_s']:.2f}")
-    per_launch_table(report, "kernel")
-    write_results("scan", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

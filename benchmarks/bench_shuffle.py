@@ -4,23 +4,23 @@
 
 Tile cases load a blocked tile, shift it by one position (``mode="up"``/``"down"``)
 and store it; scalar cases move one value per thread (``"offset"``, ``"rotate"``).
-Each runs as (1) a cuda.coop kernel (numba-cuda-mlir) and (2) the same kernel in
-CUDA C++ with CUB's BlockShuffle built by nvcc.  ``up_by_runtime_distance`` (the
-staged-tile shift that CUB has no counterpart for) is reported without a ratio.
+Each runs as (1) a cuda.coop kernel (numba-cuda-mlir), (2) the same kernel in
+CUDA C++ with CUB's BlockShuffle built by nvcc and (3) that C++ built by NVRTC.
+``up_by_runtime_distance`` (the staged-tile shift that CUB has no counterpart for)
+is reported without a ratio.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    build_nvrtc_kernels, import_source, nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize,
-    time_kernel, write_results,
-)
+from common import import_source  # noqa: E402
+from harness import Case, Family, In, Out, main as run  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -111,92 +111,59 @@ def scalar(mode):
     return kernel
 """
 
+# case -> (kernel factory and its mode, the C++ twin); tile cases move ITEMS per thread, scalar ones one
+CASES = {
+    "up": (("shift", "up"), "shift<true>"),
+    "down": (("shift", "down"), "shift<false>"),
+    "up_by_runtime_distance": (("up_by_runtime_distance",), None),
+    "offset": (("scalar", "offset"), "scalar<false>"),
+    "rotate": (("scalar", "rotate"), "scalar<true>"),
+}
 TILE_CASES = ("up", "down", "up_by_runtime_distance")
 
 
-def kernels(ns):
-    return {"up": ns["shift"]("up"), "down": ns["shift"]("down"),
-            "up_by_runtime_distance": ns["up_by_runtime_distance"],
-            "offset": ns["scalar"]("offset"), "rotate": ns["scalar"]("rotate")}
+def buffers(cfg):
+    return {"src": In(np.int32, N, lambda: np.arange(N, dtype=np.int32)), "dst": Out(np.int32, N)}
 
 
-def _check(name: str, dst, count: int, per_block: int) -> None:
-    """The first ``count`` outputs of a shift/offset/rotate of ``arange`` in tiles of ``per_block``."""
-    import numpy as np
+def check(name: str, per_block: int, count: int):
+    """The first ``count`` outputs, in tiles of ``per_block``: a shift/offset/rotate of ``arange``."""
+    def run_check(data):
+        got = data.dev("dst")[:count].copy_to_host().reshape(-1, per_block)
+        tiles = np.arange(count, dtype=np.int32).reshape(-1, per_block)
+        if name.startswith("up"):
+            expected = np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
+        elif name == "down":
+            expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
+        else:
+            expected = np.roll(tiles, -1, axis=1)
+            if name == "offset":
+                expected[:, -1] = tiles[:, -1]
+        assert np.array_equal(got, expected), name
+    return run_check
 
-    got = dst[:count].copy_to_host().reshape(-1, per_block)
-    tiles = np.arange(count, dtype=np.int32).reshape(-1, per_block)
-    if name.startswith("up"):
-        expected = np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
-    elif name == "down":
-        expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
-    else:
-        expected = np.roll(tiles, -1, axis=1)
-        if name == "offset":
-            expected[:, -1] = tiles[:, -1]
-    assert np.array_equal(got, expected), name
 
-
-def throughput(threads: int, items: int):
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
+def cases(cfg):
     ns = vars(import_source(KERNEL_SOURCE, "bench_shuffle_kernels"))
-    src = cuda.to_device(np.arange(N, dtype=np.int32))
-    dst = cuda.device_array(N, dtype=np.int32)
-    head = np.arange(N, dtype=np.int32)[:4 * threads * items]
-    results = {}
-    for name, kernel in kernels(ns).items():
-        per_block = threads * items if name in TILE_CASES else threads
-        ipt = items if name in TILE_CASES else 1
-        grid = N // per_block
-        kernel[grid, threads](src, dst, np.int64(1), ipt)
-        cuda.synchronize()
-        _check(name, dst, len(head), per_block)
-        results[name] = time_kernel(lambda: kernel[grid, threads](src, dst, np.int64(1), ipt))
-    return results
+    made = []
+    for name, ((factory, *mode), twin) in CASES.items():
+        kernel = ns[factory](*mode) if mode else ns[factory]
+        per_block = cfg.threads * cfg.items if name in TILE_CASES else cfg.threads
+        ipt = cfg.items if name in TILE_CASES else 1
+        made.append(Case(name, kernel, N // per_block, cfg.threads, ("src", "dst", np.int64(1), ipt),
+                         check(name, per_block, 4 * cfg.threads * cfg.items), cub=name if twin else None, twin=twin, twin_args=("src", "dst"),
+                         bytes=2 * N * 4))
+    return made
 
 
-CUB_NAMES = {"up": "shift<true>", "down": "shift<false>", "offset": "scalar<false>", "rotate": "scalar<true>"}
-
-
-def nvrtc_baseline(threads: int, items: int) -> dict:
-    """The C++ kernels built by NVRTC (cuda.coop's compiler), checked and timed like the coop ones."""
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
-    source = specialize(CUB_KERNELS, threads, items)
-    launches = build_nvrtc_kernels(source, list(CUB_NAMES.values()))
-    src = cuda.to_device(np.arange(N, dtype=np.int32))
-    dst = cuda.device_array(N, dtype=np.int32)
-    results = {}
-    for name, expr in CUB_NAMES.items():
-        launch = launches[expr]
-        per_block = threads * items if name in TILE_CASES else threads
-        grid = N // per_block
-        launch(grid, threads, src, dst)
-        cuda.synchronize()
-        _check(name, dst, 4 * per_block, per_block)
-        results[name] = time_kernel(lambda: launch(grid, threads, src, dst))
-    return results
+FAMILY = Family(
+    "shuffle", __doc__, buffers, cases, cub_source=CUB_SOURCE, cub_kernels=CUB_KERNELS,
+    title=lambda cfg: f"1 GiB int32 load -> shuffle -> store, {cfg.threads} threads x {cfg.items} items per "
+                      "thread (scalar cases: one item per thread)")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=256)
-    parser.add_argument("--items", type=int, default=16)
-    args = parser.parse_args(argv)
-    report = {"threads": args.threads, "items_per_thread": args.items, "bytes": N * 4}
-    report["coop_ms"] = throughput(args.threads, args.items)
-    report["cub_ms"] = nvcc_baseline_ms(specialize(CUB_SOURCE, args.threads, args.items), "shuffle")
-    report["cub_nvrtc_ms"] = nvrtc_baseline(args.threads, args.items)
-    print(f"\n1 GiB int32 load -> shuffle -> store, {args.threads} threads x {args.items} items per thread "
-          "(scalar cases: one item per thread)")
-    print_ratio_table("case", report["coop_ms"], {"CUB C++": report["cub_ms"], "NVRTC": report["cub_nvrtc_ms"]},
-                      lambda name: 2 * N * 4)
-    per_launch_table(report, "case")
-    write_results("shuffle", report)
-    return report
+    return run(FAMILY, argv)
 
 
 if __name__ == "__main__":

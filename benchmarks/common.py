@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "nvcc_baseline_ms", "specialize", "run_json",
+__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "compile_nvrtc", "nvcc_baseline_ms", "specialize", "run_json",
            "time_kernel", "time_single_launch", "Timing", "per_launch",
            "per_launch_table", "print_ratio_table", "write_results", "cccl_include", "compile_latency"]
 
@@ -99,16 +99,23 @@ METHODS = {
 }
 
 
-def build_cuda(source: str, name: str, arch: str = "sm_90") -> Path:
-    """Compile a CUDA C++ program (with ``TIMING_CPP`` prepended) with nvcc -O3."""
+def build_cuda(source: str, name: str, arch: str = "sm_90", compile_only: bool = False) -> Path:
+    """Compile a CUDA C++ program (with ``TIMING_CPP`` prepended) with nvcc -O3 (``compile_only``:
+    to an object file, no link; what the CPU tests build).
+
+    cuda.core compiles device code only (NVRTC, NVVM, nvJitLink); a baseline is a whole
+    program with a host ``main``, so nvcc builds it."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise FileNotFoundError("nvcc not found (CUDA toolkit needed for the C++ baseline)")
     work = Path(tempfile.mkdtemp(prefix=f"coop-bench-{name}-"))
     (work / f"{name}.cu").write_text(TIMING_CPP + source)
-    exe = work / name
-    cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl_include()}", "-o", str(exe), str(work / f"{name}.cu")]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    exe = work / (f"{name}.o" if compile_only else name)
+    cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", f"-I{cccl_include()}", *(["-c"] if compile_only else []),
+           "-o", str(exe), str(work / f"{name}.cu")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"nvcc failed on {name}.cu:\n{out.stderr[-4000:]}")
     return exe
 
 
@@ -136,7 +143,7 @@ def _with_per_launch(batched, single):
 
 
 def build_nvrtc_kernels(source: str, expressions) -> dict:
-    """Build CUDA C++ kernels with NVRTC, the compiler cuda.coop uses, and load them.
+    """Build CUDA C++ kernels with NVRTC, the compiler cuda.coop uses, through cuda.core.
 
     The nvcc baseline measures CUB as C++ users get it.  This one isolates the
     compiler: the same kernel source compiled by NVRTC with cuda.coop's options
@@ -147,61 +154,70 @@ def build_nvrtc_kernels(source: str, expressions) -> dict:
     registers).  ``source`` must hold device code only; ``expressions`` are
     kernel names or template instantiations (``"sort_tile<0>"``).
 
-    Returns ``{expression: launch}`` where ``launch(grid, block, *args)`` takes
-    device arrays and Python ints (passed as 64-bit integers).
+    Returns ``{expression: Twin}``: ``twin.prepare(grid, block, *args)`` is a
+    ``launch()`` on the legacy default stream, the stream numba-cuda-mlir launches
+    and records its events on, so both sides are timed alike.
     """
-    import ctypes
-
-    from cuda.bindings import driver, nvrtc
+    from cuda.core import Device
     from numba_cuda_mlir import cuda
+
+    cuda.current_context()  # the primary context numba-cuda-mlir launches in; cuda.core uses it too
+    device = Device(cuda.get_current_device().id)
+    device.set_current()
+    cc = device.compute_capability
+    code = compile_nvrtc(source, expressions, f"sm_{cc.major}{cc.minor}")
+    stream = device.default_stream  # the legacy default stream (no per-thread default stream set)
+    return {expr: Twin(code.get_kernel(expr), stream) for expr in expressions}
+
+
+def nvrtc_options(arch: str):
+    """cuda.coop's NVRTC options as cuda.core ``ProgramOptions``, without ``-rdc``/``-dlto``
+    (a whole-program cubin, as nvcc builds).  ProgramOptions takes typed fields, not
+    command-line flags, so each flag of ``NVRTC_OPTIONS`` is mapped here; a flag this
+    does not know stops the benchmark rather than being dropped silently."""
+    from cuda.core import ProgramOptions
 
     from cuda.coop.core.build import NVRTC_OPTIONS
     from cuda.coop.core.toolchain import toolchain
 
-    cuda.current_context()  # the primary context numba-cuda-mlir launches in
-    cc = cuda.get_current_device().compute_capability
-    options = [o for o in NVRTC_OPTIONS if o not in ("-rdc=true", "-dlto")]
-    options += [f"-arch=sm_{cc[0]}{cc[1]}", *[f"-I{d}" for d in toolchain().include_dirs]]
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"baseline.cu", 0, [], [])
-    for expr in expressions:
-        nvrtc.nvrtcAddNameExpression(prog, expr.encode())
-    (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
-        nvrtc.nvrtcGetProgramLog(prog, log)
-        raise RuntimeError("NVRTC baseline failed:\n" + log.decode(errors="replace"))
-    _, size = nvrtc.nvrtcGetCUBINSize(prog)
-    cubin = b" " * size
-    nvrtc.nvrtcGetCUBIN(prog, cubin)
-    err, module = driver.cuModuleLoadData(cubin)
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"cuModuleLoadData: {err}")
-    launches = {}
-    for expr in expressions:
-        _, lowered = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
-        err, function = driver.cuModuleGetFunction(module, lowered)
-        if err != driver.CUresult.CUDA_SUCCESS:
-            raise RuntimeError(f"cuModuleGetFunction({expr}): {err}")
+    known = {"-std=c++17": {"std": "c++17"}, "-rdc=true": {}, "-dlto": {}}
+    unknown = [o for o in NVRTC_OPTIONS if o not in known]
+    if unknown:
+        raise RuntimeError(f"benchmarks/common.py: map cuda.coop's NVRTC options {unknown} to ProgramOptions")
+    fields = {k: v for o in NVRTC_OPTIONS for k, v in known[o].items()}
+    return ProgramOptions(arch=arch, include_path=list(toolchain().include_dirs), **fields)
 
-        def launch(grid, block, *args, _function=function):
-            values, types = [], []
-            for a in args:
-                if hasattr(a, "__cuda_array_interface__"):
-                    values.append(a.__cuda_array_interface__["data"][0])
-                    types.append(ctypes.c_void_p)
-                else:
-                    values.append(int(a))
-                    types.append(ctypes.c_longlong)
-            (err,) = driver.cuLaunchKernel(_function, grid, 1, 1, block, 1, 1, 0, 0,
-                                           (tuple(values), tuple(types)), 0)
-            if err != driver.CUresult.CUDA_SUCCESS:
-                raise RuntimeError(f"cuLaunchKernel: {err}")
 
-        launches[expr] = launch
-    nvrtc.nvrtcDestroyProgram(prog)
-    launches["_module"] = module  # keeps the module referenced
-    return launches
+def compile_nvrtc(source: str, expressions, arch: str):
+    """``source`` compiled by NVRTC for ``arch`` into a cubin (cuda.core ``ObjectCode``,
+    its ``symbol_mapping`` naming each of ``expressions``); no GPU needed."""
+    from cuda.core import Program
+
+    try:
+        return Program(source, "c++", nvrtc_options(arch)).compile("cubin", name_expressions=tuple(expressions))
+    except Exception as exc:  # cuda.core raises with NVRTC's log in the message
+        raise RuntimeError(f"NVRTC baseline failed: {exc}") from exc
+
+
+class Twin:
+    """An NVRTC-built C++ kernel, launched through cuda.core."""
+
+    def __init__(self, kernel, stream):
+        self.kernel, self.stream = kernel, stream
+
+    def prepare(self, grid: int, block: int, *args):
+        """``launch()`` of ``kernel<<<grid, block>>>(args)``: device arrays pass their
+        pointer, ints as 64-bit integers (cuda.core takes a bare Python int as a pointer)."""
+        import numpy as np
+        from cuda.core import LaunchConfig, launch
+
+        config = LaunchConfig(grid=grid, block=block)
+        values = tuple(a.__cuda_array_interface__["data"][0] if hasattr(a, "__cuda_array_interface__")
+                       else np.int64(a) if isinstance(a, int) else a for a in args)
+        return lambda: launch(self.stream, config, self.kernel, *values)
+
+    def __call__(self, grid: int, block: int, *args) -> None:
+        self.prepare(grid, block, *args)()
 
 
 def run_json(exe: Path, *args, env=None) -> dict:
@@ -329,26 +345,37 @@ def launch_overhead_us(launch, count: int = 200) -> float:
     return (time.perf_counter() - t0) / count * 1e6
 
 
-def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved) -> None:
+def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved, *, items=None,
+                      first_launch=None) -> None:
     """One row per case: cuda.coop ms, then for each baseline its ms and the ratio
     baseline ms / coop ms (above 1: cuda.coop is faster), then GB/s (none when
-    ``bytes_moved`` is None).
+    ``bytes_moved`` is None), G items/s (with ``items``) and the first launch's seconds
+    (with ``first_launch``, ``{case: s}``: the compile included).
 
     ``baselines`` maps a column name ("CUB C++", "NVRTC") to ``{case: ms}``; a missing
-    case prints n/a.  ``bytes_moved(case)`` is the bytes read plus written per launch.
+    case prints n/a.  ``bytes_moved(case)`` is the bytes read plus written per launch,
+    ``items(case)`` the items processed per launch (None: blank).
     """
+    def rate(count, ms, scale, width):
+        return f" {count / (ms * 1e-3) / 1e9:{width}.{scale}f}" if count else f" {'':>{width}s}"
+
     width = max([len(label), *map(len, coop_ms)]) + 2
     head = f"{label:{width}s} {'coop ms':>9s}"
     for column in baselines:
         head += f" {column + ' ms':>{max(9, len(column) + 3)}s} {'coop/' + column.split()[0]:>10s}"
-    print(head + (f" {'GB/s':>8s}" if bytes_moved else ""))
+    head += f" {'GB/s':>8s}" if bytes_moved else ""
+    head += f" {'Gitems/s':>8s}" if items else ""
+    print(head + (f" {'first launch s':>14s}" if first_launch else ""))
     for name, ms in coop_ms.items():
         row = f"{name:{width}s} {ms:9.3f}"
         for column, results in baselines.items():
             b = results.get(name)
             w = max(9, len(column) + 3)
             row += f" {b:{w}.3f} {b / ms:10.3f}" if b else f" {'n/a':>{w}s} {'n/a':>10s}"
-        print(row + (f" {bytes_moved(name) / (ms * 1e-3) / 1e9:8.0f}" if bytes_moved else ""))
+        row += rate(bytes_moved(name), ms, 0, 8) if bytes_moved else ""
+        row += rate(items(name), ms, 2, 8) if items else ""
+        s = (first_launch or {}).get(name)
+        print(row + ((f" {s:14.2f}" if s is not None else f" {'':>14s}") if first_launch else ""))
     print("coop/X = X ms / coop ms; CUB C++ is built by nvcc, NVRTC is the same C++ built by NVRTC "
           "(cuda.coop's compiler)" if "NVRTC" in baselines else "coop/X = X ms / coop ms (CUB C++ built by nvcc)")
 

@@ -1,0 +1,136 @@
+"""Every family benchmark (benchmarks/bench_*.py) built without a GPU.
+
+Each family declares its cases for benchmarks/harness.py; these tests build what a
+device run would: every case's cuda.coop kernel (``compile_cubin``, no driver), the
+C++ twins built by NVRTC (through cuda.core) and by nvcc (skipped, visibly, without
+nvcc), so the device run measures instead of debugging.  Launching and timing need
+the H200: ``python benchmarks/run_all.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+FAMILIES = sorted(p.stem.removeprefix("bench_") for p in BENCH.glob("bench_*.py"))
+# Variants with their own kernels or C++ types (the JSON name takes the suffix).
+VARIANTS = [(name, []) for name in FAMILIES] + [("load_store", ["--dtype", "float16"]),
+                                                 ("radix_sort", ["--dtype", "float16"])]
+IDS = [" ".join([name, *argv]) for name, argv in VARIANTS]
+
+
+def load(name: str):
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"coop_bench_{name}", BENCH / f"bench_{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def family_and_config(name: str, argv=()):
+    import harness
+
+    family = load(name).FAMILY
+    return family, harness.configure(family, list(argv), device=False)
+
+
+@pytest.mark.unit
+def test_eight_families():
+    assert FAMILIES == ["exchange", "histogram", "load_store", "neighbors", "radix_sort", "reduce", "scan", "shuffle"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", FAMILIES)
+def test_help(name, capsys):
+    with pytest.raises(SystemExit) as exc:
+        load(name).main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--threads" in out and "--items" in out
+    if name in ("load_store", "reduce", "scan"):
+        assert "--latency-only" in out
+
+
+@pytest.mark.unit
+def test_json_names():
+    import harness
+
+    for name, argv, expected in [("radix_sort", [], "radix_sort"), ("radix_sort", ["--dtype", "float16"],
+                                  "radix_sort_float16"), ("load_store", ["--dtype", "int32"], "load_store"),
+                                 ("histogram", ["--blocks-per-sm", "4"], "histogram")]:
+        family, cfg = family_and_config(name, argv)
+        assert harness.json_name(family, cfg) == expected
+
+
+@pytest.mark.unit
+def test_nest():
+    import harness
+
+    assert harness.nest({"a": 1, "u/x": 2, "u/y": 3}) == {"a": 1, "u": {"x": 2, "y": 3}}
+
+
+def _argtypes(case, specs):
+    """What a launch passes, as compile_cubin takes it: an example array per buffer, ints as literals."""
+    return [np.zeros(2, dtype=specs[a].dtype) if isinstance(a, str) else a for a in case.args]
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name, argv", VARIANTS, ids=IDS)
+def test_cases_compile(name, argv):
+    """Every case's kernel to cubin for sm_90 at its block size; names line up with the C++ twin."""
+    from cuda.coop.numba_mlir import compile_cubin
+
+    family, cfg = family_and_config(name, argv)
+    cases = family.cases(cfg)
+    specs = family.buffers(cfg)
+    names = [case.name for case in cases]
+    assert len(set(names)) == len(names), names
+    cub_source = family.specialize(family.cub_source, cfg)
+    built = {}
+    for case in cases:
+        assert all(a in specs for a in case.args if isinstance(a, str)), (case.name, case.args)
+        if case.cub is not None:  # the nvcc program prints this key (the last part of a nested one)
+            assert f'"{case.cub.split("/")[-1]}' in cub_source, case.cub
+        if case.twin:
+            assert re.search(rf"__global__ void {re.escape(case.twin.split('<')[0])}\(", family.cub_kernels), case.twin
+        argtypes = _argtypes(case, specs)
+        key = (id(case.kernel), case.block, repr([getattr(a, "dtype", a) for a in argtypes]))
+        if key not in built:
+            built[key] = compile_cubin(case.kernel, argtypes, cc=(9, 0), block=case.block)
+        assert built[key].cubin, case.name
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name, argv", [v for v in VARIANTS if load(v[0]).FAMILY.cub_kernels],
+                         ids=[i for v, i in zip(VARIANTS, IDS) if load(v[0]).FAMILY.cub_kernels])
+def test_nvrtc_twins_compile(name, argv):
+    """The C++ twins built by NVRTC with cuda.coop's options, through cuda.core (no GPU needed)."""
+    from common import compile_nvrtc
+
+    family, cfg = family_and_config(name, argv)
+    expressions = sorted({case.twin for case in family.cases(cfg) if case.twin})
+    assert expressions
+    code = compile_nvrtc(family.specialize(family.cub_kernels, cfg), expressions, "sm_90")
+    assert set(expressions) <= set(code.symbol_mapping), code.symbol_mapping
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name, argv", VARIANTS, ids=IDS)
+def test_nvcc_twin_compiles(name, argv):
+    """The nvcc program (C++ twin + timing prelude) compiles: a device run then only runs it."""
+    from common import build_cuda, nvcc_path
+
+    if nvcc_path() is None:
+        pytest.skip("nvcc not found (cuda-pathfinder, PATH, /usr/local/cuda): the nvcc twin is not built here")
+    import harness
+
+    family, cfg = family_and_config(name, argv)
+    assert build_cuda(family.specialize(family.cub_source, cfg), harness.json_name(family, cfg), cfg.arch,
+                      compile_only=True).stat().st_size > 0
