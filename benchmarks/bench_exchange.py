@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source  # noqa: E402
-from harness import Case, Family, In, Out, main as run  # noqa: E402
+from harness import Case, Family, In, Out  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -188,9 +188,7 @@ FAMILY = Family(
     "exchange", __doc__, buffers, cases, cub_source=CUB_SOURCE, cub_kernels=CUB_KERNELS,
     title=lambda cfg: f"1 GiB int32 load -> exchange -> store, {cfg.threads} threads x {cfg.items} items per thread")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source  # noqa: E402
-from harness import Case, Family, In, Out, main as run  # noqa: E402
+from harness import Case, Family, In, Out  # noqa: E402
 
 N = 1 << 28  # uint8 samples
 BINS = 256
@@ -212,9 +212,7 @@ FAMILY = Family(
     note="CUB C++: the cuda.coop kernel's structure (a Histogram per tile), built by nvcc; CUB idiom: one shared "
          "histogram per block (Composite per tile); NVRTC: the per-tile C++ built by cuda.coop's compiler")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source, launch_overhead_us, specialize  # noqa: E402
-from harness import Case, Family, In, Out, main as run  # noqa: E402
+from harness import Case, Family, In, Out  # noqa: E402
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
 N = 1 << 28  # items: 1 GiB of int32
@@ -192,9 +192,7 @@ FAMILY = Family(
     title=lambda cfg: f"{N * itemsize(cfg) >> 20} MiB {cfg.dtype} tile copy, {cfg.threads} threads x {cfg.items} "
                       "items per thread")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

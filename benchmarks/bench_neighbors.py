@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source  # noqa: E402
-from harness import Case, Family, In, Out, main as run  # noqa: E402
+from harness import Case, Family, In, Out  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -179,9 +179,7 @@ FAMILY = Family(
     "neighbors", __doc__, buffers, cases, cub_source=CUB_SOURCE,
     title=lambda cfg: f"1 GiB int32 load -> neighbours -> store, {cfg.threads} threads x {cfg.items} items per thread")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

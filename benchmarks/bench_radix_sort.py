@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source, specialize  # noqa: E402
-from harness import Case, Family, In, Out, main as run  # noqa: E402
+from harness import Case, Family, In, Out  # noqa: E402
 
 N = 1 << 24  # keys
 # --dtype: NumPy name -> (C++ key type, bytes per key)
@@ -200,7 +200,8 @@ def cxx(source: str, cfg) -> str:
 def buffers(cfg):
     """Keys, uint32 values, and where the sorted keys and values go."""
     return {"src": In(cfg.dtype, N, lambda: _keys(cfg.dtype)),
-            "vals": In(np.uint32, N, lambda: np.arange(N, dtype=np.uint32)), "dst": Out(cfg.dtype, N), "vdst": Out(np.uint32, N)}
+            "vals": In(np.uint32, N, lambda: np.arange(N, dtype=np.uint32)),
+            "dst": Out(cfg.dtype, N), "vdst": Out(np.uint32, N)}
 
 
 def check(name: str, tile: int):
@@ -249,9 +250,7 @@ FAMILY = Family(
     suffix="dtype", header=lambda cfg: {"keys": N, "dtype": cfg.dtype},
     title=lambda cfg: f"block radix sort of 2^24 {cfg.dtype} keys, {cfg.threads} threads x {cfg.items} keys per tile")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

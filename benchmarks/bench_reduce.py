@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source, specialize  # noqa: E402
-from harness import Case, Family, In, Out, Reference, main as run  # noqa: E402
+from harness import Case, Family, In, Out, Reference  # noqa: E402
 
 N = 1 << 28  # float32 elements = 1 GiB
 ALGORITHMS = ["warp_reductions", "raking", "raking_commutative_only"]
@@ -231,9 +231,7 @@ FAMILY = Family(
     title=lambda cfg: f"1 GiB float32 sum, {cfg.threads} threads x {cfg.items} items per thread, one atomic per block",
     note="(torch.sum: the whole array; ratio > 1: cuda.coop is faster; the target is >= 0.97)")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

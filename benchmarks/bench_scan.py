@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source  # noqa: E402
-from harness import Case, Family, In, Out, Reference, main as run  # noqa: E402
+from harness import Case, Family, In, Out, Reference  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 RUNNING_N = 1 << 24  # the one-block running scan
@@ -230,9 +230,7 @@ FAMILY = Family(
     note="(running: one block over 2^24 items; torch.cumsum: one scan of the whole array; ratio > 1: cuda.coop "
          "is faster; the target is >= 0.97)")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

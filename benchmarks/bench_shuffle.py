@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import import_source  # noqa: E402
-from harness import Case, Family, In, Out, main as run  # noqa: E402
+from harness import Case, Family, In, Out  # noqa: E402
 
 N = 1 << 28  # int32 elements = 1 GiB
 
@@ -151,7 +151,8 @@ def cases(cfg):
         per_block = cfg.threads * cfg.items if name in TILE_CASES else cfg.threads
         ipt = cfg.items if name in TILE_CASES else 1
         made.append(Case(name, kernel, N // per_block, cfg.threads, ("src", "dst", np.int64(1), ipt),
-                         check(name, per_block, 4 * cfg.threads * cfg.items), cub=name if twin else None, twin=twin, twin_args=("src", "dst"),
+                         check(name, per_block, 4 * cfg.threads * cfg.items), cub=name if twin else None,
+                         twin=twin, twin_args=("src", "dst"),
                          bytes=2 * N * 4))
     return made
 
@@ -161,9 +162,7 @@ FAMILY = Family(
     title=lambda cfg: f"1 GiB int32 load -> shuffle -> store, {cfg.threads} threads x {cfg.items} items per "
                       "thread (scalar cases: one item per thread)")
 
-
-def main(argv=None):
-    return run(FAMILY, argv)
+main = FAMILY.main
 
 
 if __name__ == "__main__":

@@ -4,6 +4,12 @@ Each benchmark compares a cuda.coop kernel with the same kernel written in CUDA
 C++ against CUB and built by nvcc (using the toolkit's CUB, i.e. the same CCCL
 version the Python side uses), and with the device's copy bandwidth.  Results
 are printed as a table and written as JSON (to ``$OUT`` when set).
+
+benchmarks/harness.py is the skeleton every family benchmark runs through; this
+module holds its parts: the nvcc build of the C++ program (cuda.core compiles device
+code only, and the baseline has a host ``main``), the NVRTC build and launch of the
+same kernels through cuda.core, the event timing (numba-cuda-mlir's events on the
+default stream, for the cuda.coop kernels and the NVRTC twins alike) and the tables.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "compile_nvrtc", "nvcc_baseline_ms", "specialize", "run_json",
-           "time_kernel", "time_single_launch", "Timing", "per_launch",
+__all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "compile_nvrtc", "nvcc_baseline_ms", "specialize",
+           "run_json", "time_kernel", "time_single_launch", "Timing", "per_launch",
            "per_launch_table", "print_ratio_table", "write_results", "cccl_include", "compile_latency"]
 
 

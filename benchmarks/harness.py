@@ -153,6 +153,10 @@ class Family:
     def specialize(self, source: str, cfg) -> str:
         return self.cxx(source, cfg) if self.cxx else specialize(source, cfg.threads, cfg.items)
 
+    def main(self, argv=None) -> dict:
+        """The benchmark's entry point (``bench_<name>.main``): :func:`main` of this family."""
+        return main(self, argv)
+
 
 class Data:
     """The family's buffers, built on first use: host arrays of inputs, device arrays of both."""
