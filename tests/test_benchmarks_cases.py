@@ -134,3 +134,52 @@ def test_nvcc_twin_compiles(name, argv):
     family, cfg = family_and_config(name, argv)
     assert build_cuda(family.specialize(family.cub_source, cfg), harness.json_name(family, cfg), cfg.arch,
                       compile_only=True).stat().st_size > 0
+
+
+@pytest.mark.unit
+def test_radix_sort_rows_find_their_baselines(capsys):
+    """The launch-bounded sort and TopK select compare with the C++ kernels they share (once timed)."""
+    import harness
+    from common import Timing
+
+    family, cfg = family_and_config("radix_sort")
+    cases = family.cases(cfg)
+    nvcc = {"keys_striped": Timing(0.5, 0.6), "keys_blocked": Timing(0.4, 0.5), "keys_descending_striped":
+            Timing(0.5, 0.6), "pairs_striped": Timing(0.8, 0.9), "topk_min_16": Timing(0.25, 0.3)}
+    twins = {"keys_striped": Timing(0.55, 0.65), "keys_blocked": Timing(0.45, 0.55), "keys_descending_striped":
+             Timing(0.55, 0.65), "pairs_striped": Timing(0.85, 0.95), "topk_min_16": Timing(0.3, 0.35)}
+    report = {"coop_ms": {case.name: Timing(1.0, 1.5) for case in cases},
+              "coop_first_launch_s": {case.name: 2.0 for case in cases}, "cub_ms": nvcc, "cub_nvrtc_ms": twins}
+    harness.print_tables(family, cfg, cases, report)
+    batched, per_launch = capsys.readouterr().out.split("\nper launch")
+    rows = {line.split()[0]: line.split()[1:] for line in batched.splitlines() if line.strip()}
+    # coop ms, CUB ms, ratio, NVRTC ms, ratio, GB/s, Gitems/s, first launch s
+    assert rows["keys_striped_launch_bounds"][:5] == ["1.000", "0.500", "0.500", "0.550", "0.550"]
+    assert rows["topk_min_16_select"][:5] == ["1.000", "0.250", "0.250", "0.300", "0.300"]
+    assert rows["keys_striped"][-1] == "2.00"
+    # what the twins' runs would time: each C++ kernel once, under its first case's name
+    keys = {}
+    for case in cases:
+        keys.setdefault(case.twin_key(), case.name)
+    assert sorted(keys.values()) == sorted(twins)
+    assert report["per_launch_ms"]["cub_nvrtc"] == {k: v.per_launch_ms for k, v in twins.items()}
+
+
+@pytest.mark.unit
+def test_histogram_rows_nest_and_add_the_idiom_column(capsys):
+    import harness
+    from common import Timing
+
+    family, cfg = family_and_config("histogram")
+    cases = family.cases(cfg)
+    assert [case.name for case in cases] == ["uniform/atomic", "uniform/sort", "constant/atomic", "constant/sort"]
+    report = {"coop_ms": harness.nest({case.name: Timing(1.0, 1.2) for case in cases}),
+              "cub_ms": {d: {f"{k}_{a}": Timing(0.5 if k == "per_tile" else 0.25, 0.7)
+                             for k in ("per_tile", "composite") for a in ("atomic", "sort")}
+                         for d in ("uniform", "constant")},
+              "cub_nvrtc_ms": harness.nest({case.name: Timing(0.8, 0.9) for case in cases})}
+    harness.print_tables(family, cfg, cases, report)
+    batched, per_launch = capsys.readouterr().out.split("\nper launch")
+    row = next(line for line in batched.splitlines() if line.startswith("constant/sort"))
+    assert row.split()[1:8] == ["1.000", "0.500", "0.500", "0.250", "0.250", "0.800", "0.800"]
+    assert report["per_launch_ms"]["coop"]["constant/sort"] == 1.2
