@@ -149,7 +149,6 @@ def warp_exchange(width):
 """
 
 
-
 # case -> (kernel factory and its arguments, the C++ twin)
 CASES = {
     "striped_to_blocked": (("block_exchange", False, True), "block_exchange<false, true>"),
@@ -187,6 +186,7 @@ def cases(cfg):
 FAMILY = Family(
     "exchange", __doc__, buffers, cases, cub_source=CUB_SOURCE, cub_kernels=CUB_KERNELS,
     title=lambda cfg: f"1 GiB int32 load -> exchange -> store, {cfg.threads} threads x {cfg.items} items per thread")
+
 
 main = FAMILY.main
 

@@ -212,6 +212,7 @@ FAMILY = Family(
     note="CUB C++: the cuda.coop kernel's structure (a Histogram per tile), built by nvcc; CUB idiom: one shared "
          "histogram per block (Composite per tile); NVRTC: the per-tile C++ built by cuda.coop's compiler")
 
+
 main = FAMILY.main
 
 

@@ -192,6 +192,7 @@ FAMILY = Family(
     title=lambda cfg: f"{N * itemsize(cfg) >> 20} MiB {cfg.dtype} tile copy, {cfg.threads} threads x {cfg.items} "
                       "items per thread")
 
+
 main = FAMILY.main
 
 

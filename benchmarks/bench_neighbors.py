@@ -179,6 +179,7 @@ FAMILY = Family(
     "neighbors", __doc__, buffers, cases, cub_source=CUB_SOURCE,
     title=lambda cfg: f"1 GiB int32 load -> neighbours -> store, {cfg.threads} threads x {cfg.items} items per thread")
 
+
 main = FAMILY.main
 
 

@@ -250,6 +250,7 @@ FAMILY = Family(
     suffix="dtype", header=lambda cfg: {"keys": N, "dtype": cfg.dtype},
     title=lambda cfg: f"block radix sort of 2^24 {cfg.dtype} keys, {cfg.threads} threads x {cfg.items} keys per tile")
 
+
 main = FAMILY.main
 
 

@@ -231,6 +231,7 @@ FAMILY = Family(
     title=lambda cfg: f"1 GiB float32 sum, {cfg.threads} threads x {cfg.items} items per thread, one atomic per block",
     note="(torch.sum: the whole array; ratio > 1: cuda.coop is faster; the target is >= 0.97)")
 
+
 main = FAMILY.main
 
 

@@ -230,6 +230,7 @@ FAMILY = Family(
     note="(running: one block over 2^24 items; torch.cumsum: one scan of the whole array; ratio > 1: cuda.coop "
          "is faster; the target is >= 0.97)")
 
+
 main = FAMILY.main
 
 

@@ -162,6 +162,7 @@ FAMILY = Family(
     title=lambda cfg: f"1 GiB int32 load -> shuffle -> store, {cfg.threads} threads x {cfg.items} items per "
                       "thread (scalar cases: one item per thread)")
 
+
 main = FAMILY.main
 
 
