@@ -200,3 +200,45 @@ def test_histogram_rows_nest_and_add_the_idiom_column(capsys):
     row = next(line for line in batched.splitlines() if line.startswith("constant/sort"))
     assert row.split()[1:8] == ["1.000", "0.500", "0.500", "0.250", "0.250", "0.800", "0.800"]
     assert report["per_launch_ms"]["coop"]["constant/sort"] == 1.2
+
+
+@pytest.mark.compile
+def test_nvbench_compare_builds():
+    """benchmarks/nvbench_compare.py: every cuda.coop kernel and the NVRTC-built C++ (no GPU)."""
+    from cuda.coop.numba_mlir import compile_cubin
+
+    module = _load_script("nvbench_compare")
+    namespace: dict = {}
+    exec(compile(module.COOP_SOURCE, "nvbench_compare_kernels", "exec"), namespace)  # noqa: S102
+    ints, samples, bins = np.zeros(8, np.int32), np.zeros(8, np.uint8), np.zeros(8, np.uint32)
+    kernels = [(namespace["copy"](algorithm), (ints, ints), module.COPY_THREADS, module.COPY_ITEMS)
+               for algorithm in module.COPY_ALGORITHMS]
+    kernels += [(namespace["block_sum"], (ints, ints), module.COPY_THREADS, module.COPY_ITEMS),
+                (namespace["inclusive_sum"], (ints, ints), module.SCAN_THREADS, module.SCAN_ITEMS),
+                (namespace["histogram"], (samples, bins), module.COPY_THREADS, module.COPY_ITEMS),
+                (namespace["radix_sort_keys"], (bins, bins), module.SORT_THREADS, module.SORT_ITEMS)]
+    for kernel, arrays, threads, items in kernels:
+        assert compile_cubin(kernel, (*arrays, items), block=threads).cubin
+    assert module._nvrtc_cubin(module.CUB_SOURCE, "sm_90")
+
+
+@pytest.mark.compile
+def test_radix_register_options_nvrtc_builds():
+    """benchmarks/radix_register_options.py: the NVRTC build with cuda.coop's options, and the
+    32-bit shared-address option that libNVVM refuses (the table says so)."""
+    module = _load_script("radix_register_options")
+    label, bounds, extra = module.NVRTC_VARIANTS[0]
+    assert module._nvrtc_cubin(bounds, extra, "sm_90")
+    label, bounds, extra = module.NVRTC_VARIANTS[-1]
+    assert "short-ptr" in label
+    with pytest.raises(RuntimeError, match="nvptx-short-ptr"):
+        module._nvrtc_cubin(bounds, extra, "sm_90")
+
+
+def _load_script(name: str):
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"coop_script_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
