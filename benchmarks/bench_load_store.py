@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    compile_latency, import_source, launch_overhead_us, nvcc_baseline_ms, per_launch_table, specialize, time_kernel,
-    write_results,
+    compile_latency, import_source, latency_over_plain, launch_overhead_us, nvcc_baseline_ms, per_launch_table,
+    specialize, time_kernel, write_results,
 )
 
 ALGORITHMS = ["direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"]
@@ -168,8 +168,18 @@ def throughput(threads: int, items: int, dtype: str = "int32"):
     return results, {"copy": time_kernel(lambda: plain[grid, threads](src, dst, items))}
 
 
-def latency():
-    return compile_latency(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL)
+def latency(repeat: int = 1):
+    return compile_latency(LATENCY_CODE, COOP_KERNEL, PLAIN_KERNEL, repeat)
+
+
+def print_latency(lat: dict) -> None:
+    for key, val in lat.items():
+        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
+              f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
+              f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
+    for key, extra in latency_over_plain(lat).items():
+        print(f"  {key} first launch over the kernel without cuda.coop: {extra:+.3f} s (median of "
+              f"{len(lat[key]['first_launch_samples_s'])})")
 
 
 def main(argv=None):
@@ -178,21 +188,20 @@ def main(argv=None):
     parser.add_argument("--items", type=int, default=16)
     parser.add_argument("--dtype", choices=sorted(CXX_TYPES), default="int32")
     parser.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
+    parser.add_argument("--latency-repeat", type=int, default=1,
+                        help="rounds of the three fresh processes (cold, warm, without cuda.coop); medians")
     args = parser.parse_args(argv)
     itemsize = 2 if args.dtype == "float16" else 4
     report = {"threads": args.threads, "items_per_thread": args.items, "dtype": args.dtype, "bytes": N * itemsize}
     if args.latency_only:
-        report["latency"] = latency()
-        for key, val in report["latency"].items():
-            print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
-                  f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
-                  f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
+        report["latency"] = latency(args.latency_repeat)
+        print_latency(report["latency"])
         write_results("load_store_latency", report)
         return report
     report["coop_ms"], report["plain_ms"] = throughput(args.threads, args.items, args.dtype)
     cxx = specialize(CUB_SOURCE, args.threads, args.items).replace("ITEM_TYPE", CXX_TYPES[args.dtype])
     report["cub_ms"] = nvcc_baseline_ms(cxx, "copy_tile")
-    report["latency"] = latency()
+    report["latency"] = latency(args.latency_repeat)
     print(f"\n{N * itemsize >> 20} MiB {args.dtype} tile copy, {args.threads} threads x {args.items} items per thread")
     print(f"{'algorithm':28s} {'coop ms':>9s} {'CUB C++ ms':>11s} {'coop/CUB':>9s} {'GB/s':>8s} {'% memcpy':>9s}")
     cub = report.get("cub_ms", {})
@@ -211,10 +220,7 @@ def main(argv=None):
     lat = report["latency"]
     print("\ncompile latency of copy_tile: first launch (compile + launch) after numba-cuda-mlir's own")
     print("one-time initialization, which a trivial kernel pays first; seconds")
-    for key, val in lat.items():
-        print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  "
-              f"(import numba_cuda_mlir {val['import_compiler_s']:.2f}, import cuda.coop "
-              f"{val['import_coop_s']:.2f}, compiler init {val['compiler_init_s']:.2f})")
+    print_latency(lat)
     per_launch_table(report, "algorithm")
     write_results("load_store" if args.dtype == "int32" else f"load_store_{args.dtype}", report)
     return report

@@ -44,10 +44,19 @@ if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.c
 # with both compiled out, CCCL 2.8/3.0 enable their SIMD ThreadReduce path for every
 # type (an #if chain without an #else in thread_reduce.cuh), which reaches an
 # assert(false) stub.  Keeping bfloat16 costs no measurable NVRTC time.
+#
+# _CCCL_META_UNROLL_LIMIT=10: libcu++'s type-list header unrolls its metafunctions
+# with preprocessor repetition up to this count, 10 under NVCC and 16 under every
+# other compiler, NVRTC included.  NVRTC's preprocessor takes about 0.5 s for the
+# 16-way expansion and 0.05 s for the 10-way one (issue #15, docs/performance.rst
+# "Compile latency"): a third to a half of a cold compile.  The limit only changes
+# how the type computations are unrolled, never their results, so the generated code
+# is the same (tests/test_compile_latency.py compares the LTO-IR).
 NVRTC_OPTIONS = (
     "-std=c++17",
     "-rdc=true",
     "-dlto",
+    "-D_CCCL_META_UNROLL_LIMIT=10",
 )
 
 
