@@ -127,9 +127,10 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
 class _PchState:
     """NVRTC's precompiled headers, shared by the compiles of this process.
 
-    Parsing the CUB headers is most of an NVRTC compile (~0.8 s); with a PCH a
-    later compile takes ~0.2 s.  NVRTC cannot reuse a PCH across processes (it
-    records the address of its PCH heap), and creating one costs ~0.3 s extra,
+    Parsing the CUB headers is most of an NVRTC compile (~0.6 s); with a PCH a
+    later compile takes ~0.25 s.  NVRTC cannot reuse a PCH across processes (it
+    records the address of its PCH heap, which differs per process: warning
+    20282-D), and creating one costs ~0.7 s extra,
     so the first compile of a process runs without it (the cold path users see
     most) and later compiles use one canonical prelude: every family's headers,
     in a fixed order, so one PCH serves every kernel.  ``CUDA_COOP_NVRTC_PCH=0``
