@@ -187,10 +187,13 @@ def nvrtc_options(arch: str):
     from cuda.coop.core.toolchain import toolchain
 
     known = {"-std=c++17": {"std": "c++17"}, "-rdc=true": {}, "-dlto": {}}
-    unknown = [o for o in NVRTC_OPTIONS if o not in known]
+    macros = [tuple(o[2:].split("=", 1)) if "=" in o else o[2:] for o in NVRTC_OPTIONS if o.startswith("-D")]
+    unknown = [o for o in NVRTC_OPTIONS if o not in known and not o.startswith("-D")]
     if unknown:
         raise RuntimeError(f"benchmarks/common.py: map cuda.coop's NVRTC options {unknown} to ProgramOptions")
-    fields = {k: v for o in NVRTC_OPTIONS for k, v in known[o].items()}
+    fields = {k: v for o in NVRTC_OPTIONS for k, v in known.get(o, {}).items()}
+    if macros:
+        fields["define_macro"] = macros
     return ProgramOptions(arch=arch, include_path=list(toolchain().include_dirs), **fields)
 
 
@@ -420,19 +423,41 @@ def timed_subprocess(code: str, env=None) -> dict:
     return result
 
 
-def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str) -> dict:
+def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, repeat: int = 1) -> dict:
     """First-launch latency in fresh processes: empty provider cache, warm cache, no cuda.coop.
 
     ``code_template`` is a script with ``{coop_import}`` and ``{kernel}`` fields that
-    prints one JSON line; the three runs share one temporary provider cache.  Empty when
-    ``COOP_BENCH_SKIP_LATENCY`` is set (``run_all.py --skip-compile-latency``): the three
-    fresh processes take tens of seconds and measure the host, not the kernel.
+    prints one JSON line.  Each of ``repeat`` rounds runs three processes in turn (cold
+    with a new empty provider cache, warm with the cache the cold one filled, then the
+    kernel without cuda.coop), so a drift of the machine's speed touches all three alike;
+    every figure is the median over the rounds, and ``first_launch_samples_s`` keeps each
+    round's first launch.  Empty when ``COOP_BENCH_SKIP_LATENCY`` is set
+    (``run_all.py --skip-compile-latency``): the fresh processes take tens of seconds
+    and measure the host, not the kernel.
     """
     if os.environ.get("COOP_BENCH_SKIP_LATENCY"):
         return {}
-    env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")}
     coop = "from cuda import coop"
-    cold = timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env)
-    warm = timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env)
-    plain = timed_subprocess(code_template.format(coop_import="", kernel=plain_kernel), env)
-    return {"cold": cold, "warm_disk_cache": warm, "without_coop": plain}
+    rounds: dict = {"cold": [], "warm_disk_cache": [], "without_coop": []}
+    for _ in range(max(1, repeat)):
+        env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")}
+        rounds["cold"].append(timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env))
+        rounds["warm_disk_cache"].append(
+            timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env))
+        rounds["without_coop"].append(
+            timed_subprocess(code_template.format(coop_import="", kernel=plain_kernel), env))
+    import statistics
+
+    out = {}
+    for name, runs in rounds.items():
+        out[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        out[name]["first_launch_samples_s"] = [r["first_launch_s"] for r in runs]
+    return out
+
+
+def latency_over_plain(latency: dict) -> dict:
+    """Median first launch of the cold and warm runs minus the kernel without cuda.coop (s)."""
+    if not latency:
+        return {}
+    plain = latency["without_coop"]["first_launch_s"]
+    return {name: latency[name]["first_launch_s"] - plain for name in ("cold", "warm_disk_cache")}

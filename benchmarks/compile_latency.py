@@ -13,6 +13,8 @@ LTO: everything a first launch does except loading the module on a device):
 - third kernel: a third one (NVRTC reuses the PCH)
 - same calls again: a kernel whose CUB calls repeat the first one's (memory cache hit)
 - warm disk: the cold kernel in a new process, provider cache filled by a previous one
+- cold, CCCL's default unroll limit: the cold kernel compiled as before issue #15
+  (libcu++'s type-list unroll limit left at 16 under NVRTC), for comparison
 - PCH off / PCH from the first compile: the cold and second-kernel paths with
   CUDA_COOP_NVRTC_PCH=0 and =1
 
@@ -39,6 +41,11 @@ SCRIPT = textwrap.dedent('''
     from cuda.coop.numba_mlir import compile_cubin
     import numpy as np
     t_import = time.perf_counter() - t0
+    if len(sys.argv) > 2 and sys.argv[2] == "cccl-default-unroll":
+        # The baseline row: libcu++'s own type-list unroll limit under NVRTC (16), as
+        # before issue #15; also a different provider key, so nothing is shared.
+        import cuda.coop.core.build as build
+        build.NVRTC_OPTIONS = tuple(o for o in build.NVRTC_OPTIONS if "_CCCL_META_UNROLL_LIMIT" not in o)
 
     @cuda.jit
     def plain(src, dst):
@@ -90,10 +97,10 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def run(kernels: str, env: dict) -> dict:
+def run(kernels: str, env: dict, variant: str = "") -> dict:
     full = dict(os.environ, **env)
     full.pop("CUDA_COOP_SOURCE_DUMP_DIR", None)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernels], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernels, variant], capture_output=True, text=True,
                           env=full, timeout=900)
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if not line:
@@ -125,6 +132,9 @@ def main(argv=None):
             r = run("first", env)
             add("warm disk cache, new process", r["first_s"])
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            r = run("first", {"CUDA_COOP_CACHE_DIR": cache}, "cccl-default-unroll")
+            add("cold, CCCL's default unroll limit (before #15)", r["first_s"])
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             r = run("first,second,third", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"})
             add("third kernel, CUDA_COOP_NVRTC_PCH=0", r["third_s"])
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
@@ -147,6 +157,14 @@ def main(argv=None):
         "numba_cuda_mlir": numba_cuda_mlir.__version__,
         "repeat": args.repeat,
         "median_s": {k: statistics.median(v) for k, v in samples.items()},
+        # The figures issue #15 sets targets for: a first compile in a fresh process over
+        # the same copy kernel without cuda.coop (each round's pair, then the median).
+        "over_plain_median_s": {
+            name: statistics.median(c - p for c, p in zip(samples[key], samples["plain kernel (no cuda.coop)"]))
+            for name, key in (("cold", "cold: first coop kernel, empty cache"),
+                              ("warm disk cache", "warm disk cache, new process"),
+                              ("cold before #15", "cold, CCCL's default unroll limit (before #15)"))
+        },
         "min_s": {k: min(v) for k, v in samples.items()},
         "samples_s": samples,
     }
@@ -155,6 +173,8 @@ def main(argv=None):
     print(f"  {'':<{width}}  {'median':>7}  {'min':>7}")
     for key, value in report["median_s"].items():
         print(f"  {key:<{width}}  {value:7.3f}  {report['min_s'][key]:7.3f} s")
+    for name, value in report["over_plain_median_s"].items():
+        print(f"  first compile over the kernel without cuda.coop, {name}: {value:+.3f} s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

@@ -29,8 +29,8 @@ from types import SimpleNamespace
 from typing import Any, Callable
 
 from common import (
-    _flat, build_nvrtc_kernels, compile_latency, nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize,
-    time_kernel, write_results,
+    _flat, build_nvrtc_kernels, compile_latency, latency_over_plain, nvcc_baseline_ms, per_launch_table,
+    print_ratio_table, specialize, time_kernel, write_results,
 )
 
 __all__ = ["In", "Out", "Case", "Reference", "Family", "Data", "configure", "main", "nest"]
@@ -222,6 +222,8 @@ def parser(family: Family) -> argparse.ArgumentParser:
         ap.add_argument(*flags, **kwargs)
     if family.latency:
         ap.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
+        ap.add_argument("--latency-repeat", type=int, default=1,
+                        help="rounds of the three fresh processes (cold, warm, without cuda.coop); medians")
     return ap
 
 
@@ -302,12 +304,15 @@ def run_twins(family: Family, cfg, cases: list, data: Data) -> dict:
 def _print_latency(lat: dict) -> None:
     for key, val in lat.items():
         rest = ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in val.items()
-                         if k not in ("first_launch_s", "second_launch_s"))
+                         if k not in ("first_launch_s", "second_launch_s") and isinstance(v, (int, float)))
         print(f"  {key:16s} first launch {val['first_launch_s']:.3f}  second {val['second_launch_s']:.4f}  ({rest})")
+    for key, extra in latency_over_plain(lat).items():
+        rounds = len(lat[key].get("first_launch_samples_s", [None]))
+        print(f"  {key} first launch over the kernel without cuda.coop: {extra:+.3f} s (median of {rounds})")
 
 
 def latency_only(family: Family, cfg, report: dict) -> dict:
-    report["latency"] = compile_latency(*family.latency)
+    report["latency"] = compile_latency(*family.latency, cfg.latency_repeat)
     print("compile latency (seconds): first launch (compile + launch) and the second, in fresh processes")
     _print_latency(report["latency"])
     write_results(f"{family.name}_latency", report)
@@ -380,7 +385,7 @@ def main(family: Family, argv=None) -> dict:
     if family.extra:
         family.extra(report, cfg, data, cases)
     if family.latency:
-        report["latency"] = compile_latency(*family.latency)
+        report["latency"] = compile_latency(*family.latency, cfg.latency_repeat)
     print_tables(family, cfg, cases + references, report)
     if report.get("latency"):
         print("\ncompile latency of the first kernel (seconds; fresh processes: empty provider cache, "

@@ -206,16 +206,11 @@ def _nvcc_cubin(source: str, arch: str) -> bytes | None:
 
 def _nvrtc_cubin(source: str, arch: str) -> bytes:
     """The C++ built by NVRTC (through cuda.core) with cuda.coop's options, less -rdc/-dlto."""
-    from cuda.core import Program, ProgramOptions
+    from cuda.core import Program
 
-    from cuda.coop.core.build import NVRTC_OPTIONS
-    from cuda.coop.core.toolchain import toolchain
+    from common import nvrtc_options
 
-    whole_program = [o for o in NVRTC_OPTIONS if o not in ("-rdc=true", "-dlto")]
-    # Spelled as ProgramOptions fields; fails loudly if cuda.coop's options grow.
-    assert whole_program == ["-std=c++17"], whole_program
-    options = ProgramOptions(arch=arch, std="c++17", include_path=list(toolchain().include_dirs))
-    return Program(source, "c++", options).compile("cubin").code
+    return Program(source, "c++", nvrtc_options(arch)).compile("cubin").code
 
 
 def main(argv=None) -> int:

@@ -69,3 +69,21 @@ float run(int* p) { return coop_bench::median_ms([&] { k<<<1, 32>>>(p); }, 15); 
     out = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-c", "-o", str(tmp_path / "prelude.o"), str(source)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.unit
+def test_compile_latency_rounds_get_their_own_cache_and_report_medians(common, monkeypatch):
+    # Each process counts what the earlier processes of its round left in the provider cache
+    # directory: cold sees nothing, warm sees the cold run, the plain kernel sees both.
+    monkeypatch.delenv("COOP_BENCH_SKIP_LATENCY", raising=False)
+    template = (
+        "import json, os, pathlib\n{coop_import}\n{kernel}\n"
+        "d = pathlib.Path(os.environ['CUDA_COOP_CACHE_DIR']); n = len(list(d.iterdir()))\n"
+        "(d / f'run{{n}}').write_text('')\n"
+        "print(json.dumps({{'first_launch_s': v + n, 'second_launch_s': 0.0}}))\n"
+    )
+    lat = common.compile_latency(template, "v = 2.0", "v = 0.5", repeat=3)
+    assert lat["cold"]["first_launch_samples_s"] == [2.0, 2.0, 2.0]
+    assert lat["warm_disk_cache"]["first_launch_s"] == 3.0
+    assert lat["without_coop"]["first_launch_s"] == 2.5
+    assert common.latency_over_plain(lat) == {"cold": -0.5, "warm_disk_cache": 0.5}

@@ -44,10 +44,19 @@ if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.c
 # with both compiled out, CCCL 2.8/3.0 enable their SIMD ThreadReduce path for every
 # type (an #if chain without an #else in thread_reduce.cuh), which reaches an
 # assert(false) stub.  Keeping bfloat16 costs no measurable NVRTC time.
+#
+# _CCCL_META_UNROLL_LIMIT=10: libcu++'s type-list header unrolls its metafunctions
+# with preprocessor repetition up to this count, 10 under NVCC and 16 under every
+# other compiler, NVRTC included.  NVRTC's preprocessor takes about 0.5 s for the
+# 16-way expansion and 0.05 s for the 10-way one (issue #15, docs/performance.rst
+# "Compile latency"): a third to a half of a cold compile.  The limit only changes
+# how the type computations are unrolled, never their results, so the generated code
+# is the same (tests/test_compile_latency.py compares the LTO-IR).
 NVRTC_OPTIONS = (
     "-std=c++17",
     "-rdc=true",
     "-dlto",
+    "-D_CCCL_META_UNROLL_LIMIT=10",
 )
 
 
@@ -118,9 +127,10 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
 class _PchState:
     """NVRTC's precompiled headers, shared by the compiles of this process.
 
-    Parsing the CUB headers is most of an NVRTC compile (~0.8 s); with a PCH a
-    later compile takes ~0.2 s.  NVRTC cannot reuse a PCH across processes (it
-    records the address of its PCH heap), and creating one costs ~0.3 s extra,
+    Parsing the CUB headers is most of an NVRTC compile (~0.6 s); with a PCH a
+    later compile takes ~0.25 s.  NVRTC cannot reuse a PCH across processes (it
+    records the address of its PCH heap, which differs per process: warning
+    20282-D), and creating one costs ~0.7 s extra,
     so the first compile of a process runs without it (the cold path users see
     most) and later compiles use one canonical prelude: every family's headers,
     in a fixed order, so one PCH serves every kernel.  ``CUDA_COOP_NVRTC_PCH=0``

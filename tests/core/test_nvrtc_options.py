@@ -1,0 +1,80 @@
+"""NVRTC options chosen for compile latency (issue #15) keep the generated code the same."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cuda.bindings")
+
+UNROLL = "-D_CCCL_META_UNROLL_LIMIT=10"
+
+
+@pytest.mark.unit
+def test_unroll_limit_is_an_option_and_so_part_of_the_cache_key():
+    from cuda.coop.core.build import NVRTC_OPTIONS
+
+    # build_providers hashes every NVRTC_OPTIONS entry into the provider key, so entries
+    # compiled before the option existed are never reused for code compiled with it.
+    assert UNROLL in NVRTC_OPTIONS
+
+
+@pytest.mark.compile
+def test_cccl_still_reads_the_unroll_limit():
+    """The option only helps while libcu++'s type-list header takes the limit from outside;
+    if CCCL renames or drops the macro, this fails and the cost must be measured again."""
+    from cuda.coop.core.toolchain import toolchain
+
+    header = next((Path(d) / "cuda/std/__type_traits/type_list.h" for d in toolchain().include_dirs
+                   if (Path(d) / "cuda/std/__type_traits/type_list.h").is_file()), None)
+    assert header is not None, f"no cuda/std/__type_traits/type_list.h under {toolchain().include_dirs}"
+    text = header.read_text()
+    assert re.search(r"#\s*if\s+!\s*defined\(_CCCL_META_UNROLL_LIMIT\)", text), header
+    assert "_CCCL_PP_REPEAT_REVERSE(_CCCL_META_UNROLL_LIMIT" in text, header
+
+
+def _providers():
+    from cuda.coop.core import spec
+    from cuda.coop.core.cpp import make_provider
+    from cuda.coop.ops.load_store import plan_load, plan_store
+    from cuda.coop.ops.merge_sort import plan_merge_sort_keys
+    from cuda.coop.ops.radix import plan_radix_sort_keys
+    from cuda.coop.ops.reduce import plan_sum
+    from cuda.coop.ops.scan import plan_exclusive_sum
+
+    launch = spec.LaunchFacts(block=(128, 1, 1), cc=(9, 0))
+    block = spec.GroupArg("block")
+    i32, f32 = np.dtype("int32"), np.dtype("float32")
+    plans = [
+        plan_load(block, spec.ArrayArg(i32, 1, True), spec.PayloadArg(None, 4),
+                  algorithm=spec.StringArg("warp_transpose")),
+        plan_store(block, spec.ArrayArg(i32, 1, True), spec.PayloadArg(i32, 4),
+                   algorithm=spec.StringArg("transpose")),
+        plan_sum(block, spec.PayloadArg(f32, 4)),
+        plan_exclusive_sum(block, spec.PayloadArg(i32, 4)),
+        plan_radix_sort_keys(block, spec.PayloadArg(np.dtype("uint32"), 4)),
+        plan_merge_sort_keys(block, spec.PayloadArg(f32, 4)),
+    ]
+    return [make_provider(p, launch) for p in plans]
+
+
+@pytest.mark.compile
+def test_unroll_limit_leaves_the_ltoir_unchanged():
+    """The same translation unit (every family's headers, six families' providers) gives
+    byte-identical LTO-IR with and without the limit: it changes how libcu++ unrolls its
+    type computations, not what they compute."""
+    from cuda.coop.core.build import NVRTC_OPTIONS, _nvrtc_compile
+    from cuda.coop.core.cpp import render_translation_unit
+    from cuda.coop.core.toolchain import toolchain
+    from cuda.coop.ops._registry import all_headers
+
+    source = render_translation_unit(_providers(), headers=all_headers())
+    base = [o for o in NVRTC_OPTIONS if o != UNROLL]
+    rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
+    without = _nvrtc_compile(source, [*base, *rest], "unroll")
+    with_limit = _nvrtc_compile(source, [*base, UNROLL, *rest], "unroll")  # the same program name: it is in the LTO-IR
+    assert len(without) > 10_000
+    assert with_limit == without
