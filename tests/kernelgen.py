@@ -24,9 +24,14 @@ from cuda import coop
 """
 
 
-def module_from_source(source: str):
-    """Import ``source`` (a module body) once per distinct text."""
-    source = HEADER + textwrap.dedent(source)
+# The header per compiler: ``cuda`` is the compiler's (tests/backends_param.py).
+HEADERS = {"numba-cuda-mlir": HEADER,
+           "numba-cuda": HEADER.replace("from numba_cuda_mlir import cuda", "from numba import cuda")}
+
+
+def module_from_source(source: str, compiler: str = "numba-cuda-mlir"):
+    """Import ``source`` (a module body) once per distinct text; ``cuda`` is ``compiler``'s."""
+    source = HEADERS[compiler] + textwrap.dedent(source)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     if digest in _MODULES:
         return _MODULES[digest]

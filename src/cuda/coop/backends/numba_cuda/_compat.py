@@ -237,4 +237,4 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, **options):
         return Linker(*objects, options=opts).link(kind).code
 
     ptx = link("ptx")
-    return bytes(link("cubin")), ptx.decode() if isinstance(ptx, (bytes, bytearray)) else str(ptx)
+    return bytes(link("cubin")), (ptx.decode() if isinstance(ptx, (bytes, bytearray)) else str(ptx)).rstrip("\x00")

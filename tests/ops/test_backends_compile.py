@@ -1,0 +1,173 @@
+"""The same kernels on both compiler backends, compiled to cubin with no GPU.
+
+Each case is one cooperative call between a load and a store; it compiles for sm_90
+with numba-cuda-mlir and with classic numba-cuda, and on both the provider is inlined
+(no call left in the post-LTO PTX) and the shared memory it needs is there.  Features
+the classic backend does not implement yet raise BackendFeatureUnsupportedError at the
+user's line (the last tests), never something silent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cuda.coop import BackendFeatureUnsupportedError, UnknownDtypeError
+
+from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
+from .cubin_checks import assert_inlined
+
+pytestmark = pytest.mark.compile
+
+B = "coop.this_block()"
+W = "coop.this_warp()"
+
+# name -> (call producing `r` from the payload `items`, uses shared memory)
+CASES = {
+    "load_store_direct": (None, False),
+    "sum_block": (f"r = coop.sum({B}, items)", True),
+    "sum_warp": (f"r = coop.sum({W}, items)", False),
+    "reduce_max": (f'r = coop.reduce({B}, items, binary_op="max")', True),
+    "reduce_operator": (f"r = coop.reduce({B}, items, binary_op=operator.add)", True),
+    "inclusive_sum": (f"r = coop.inclusive_sum({B}, items)", True),
+    "exclusive_sum_warp": (f"r = coop.exclusive_sum({W}, items)", False),
+    "inclusive_scan_max": (f'r = coop.inclusive_scan({B}, items, scan_op="max")', True),
+    "exclusive_scan_min": (f'r = coop.exclusive_scan({B}, items, scan_op="min", initial_value=0)', True),
+    "scan_mode": (f'r = coop.scan({B}, items, mode="inclusive", scan_op="max")', True),
+    "exchange": (f'r = coop.exchange({B}, items, mode="striped_to_blocked")', True),
+    "shuffle_up": (f'r = coop.shuffle({B}, items, mode="up")', True),
+    "merge_sort_keys": (f"r = coop.merge_sort_keys({B}, items)", True),
+    "radix_sort_keys": (f"r = coop.radix_sort_keys({B}, items)", True),
+    "adjacent_difference": (f"r = coop.adjacent_difference({B}, items)", True),
+    "topk_max_keys": (f"r = coop.topk_max_keys({B}, items, k=4)", True),
+}
+
+
+def _kernel(compiler, call, *, load='algorithm="direct"'):
+    store = "coop.store(g, dst, items)" if call is None else (
+        "coop.store(g, dst, r)" if "r = coop.sum" not in call and "r = coop.reduce" not in call
+        else "if cuda.threadIdx.x == 0:\n        dst[cuda.blockIdx.x] = r")
+    return kernel_for(compiler, f"""
+import operator
+
+@cuda.jit
+def kernel(src, dst):
+    g = coop.this_block()
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(g, src, items, {load})
+    {call or ""}
+    {store}
+""").kernel
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("case", list(CASES))
+def test_call_compiles_inlined_on_both_backends(case, compiler, nvdisasm):
+    call, shared = CASES[case]
+    types = types_for(compiler)
+    kb = compile_for(compiler, _kernel(compiler, call), (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0), nvdisasm=nvdisasm)
+    if shared:
+        assert kb.shared_bytes() > 0
+        assert "bar.sync" in kb.ptx or "bar.warp.sync" in kb.ptx or "shfl.sync" in kb.ptx
+    else:
+        assert kb.shared_bytes() == 0
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("algorithm", ["direct", "striped", "vectorize", "transpose", "warp_transpose"])
+def test_load_store_algorithms_on_both_backends(algorithm, compiler):
+    types = types_for(compiler)
+    kernel = _kernel(compiler, None, load=f'algorithm="{algorithm}"')
+    kb = compile_for(compiler, kernel, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
+    assert (kb.shared_bytes() > 0) == (algorithm in ("transpose", "warp_transpose"))
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_items_per_thread_kernel_argument_specializes(compiler):
+    kernel = kernel_for(compiler, """
+@cuda.jit
+def kernel(src, dst, items_per_thread):
+    items = coop.ThreadData(items_per_thread, dtype=np.float32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(coop.this_block(), items))
+""").kernel
+    types = types_for(compiler)
+    kb = compile_for(compiler, kernel, (types.float32[::1], types.float32[::1], 8), cc=(9, 0), block=(32, 2))
+    assert_inlined(kb, (9, 0))
+    assert kb.block == (32, 2, 1)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_error_names_the_user_line_on_both_backends(compiler):
+    module = kernel_for(compiler, """
+@cuda.jit
+def kernel(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items, algorithm="nope")  # the bad line
+""")
+    types = types_for(compiler)
+    from cuda.coop import InvalidAlgorithmError
+
+    with pytest.raises(InvalidAlgorithmError, match="algorithm='nope'") as info:
+        compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1]), block=64)
+    assert "# the bad line" in str(info.value)
+
+
+def test_no_block_shape_is_a_named_error_on_classic():
+    from cuda.coop import UnknownBlockDimensionError
+
+    module = kernel_for("numba-cuda", """
+@cuda.jit
+def kernel(src):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items)
+""")
+    types = types_for("numba-cuda")
+    with pytest.raises(UnknownBlockDimensionError, match="kernel\\[grid, block\\]"):
+        compile_for("numba-cuda", module.kernel, (types.int32[::1],), block=None)
+
+
+UNSUPPORTED = {
+    "temp_storage": ("r = coop.inclusive_sum(coop.this_block(), items, temp_storage=coop.TempStorage())",
+                     BackendFeatureUnsupportedError, "coop.TempStorage"),
+    "group_by": ("r = coop.inclusive_sum(coop.this_warp().group_by(8), items)",
+                 BackendFeatureUnsupportedError, "group_by"),
+    "device_function_operator": ("r = coop.inclusive_scan(coop.this_block(), items, scan_op=user_op)",
+                                 BackendFeatureUnsupportedError, "device function"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSUPPORTED))
+def test_classic_refuses_what_it_does_not_implement_by_name(case):
+    call, error, words = UNSUPPORTED[case]
+    module = kernel_for("numba-cuda", f"""
+@cuda.jit(device=True)
+def user_op(a, b):
+    return max(a, b)
+
+@cuda.jit
+def kernel(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items)
+    {call}  # unsupported here
+    coop.store(coop.this_block(), dst, r)
+""")
+    types = types_for("numba-cuda")
+    with pytest.raises(error, match=words) as info:
+        compile_for("numba-cuda", module.kernel, (types.int32[::1], types.int32[::1]), block=128)
+    assert "numba-cuda-mlir" in str(info.value)
+    assert "# unsupported here" in str(info.value)
+
+
+def test_classic_needs_the_payload_dtype():
+    module = kernel_for("numba-cuda", """
+@cuda.jit
+def kernel(src):
+    items = coop.ThreadData(4)  # no dtype
+    coop.load(coop.this_block(), src, items)
+""")
+    types = types_for("numba-cuda")
+    with pytest.raises(UnknownDtypeError, match="pass dtype=") as info:
+        compile_for("numba-cuda", module.kernel, (types.int32[::1],), block=128)
+    assert "# no dtype" in str(info.value)
