@@ -39,7 +39,7 @@ class KernelBinary:
     @functools.cached_property
     def ptx(self) -> str:
         """The post-LTO PTX (CUB wrappers inlined); a second link, so computed on demand."""
-        return self._reader.post_lto_ptx(self._compile_result) or ""
+        return (self._reader.post_lto_ptx(self._compile_result) or "") if self._reader is not None else ""
 
     def sass(self) -> str:
         """The SASS of the cubin, from ``nvdisasm`` (wheel ``nvidia-cuda-nvdisasm``)."""
@@ -62,6 +62,8 @@ class KernelBinary:
     def dynamic_shared_bytes(self) -> int:
         """Bytes of dynamic shared memory a launch reserves for the kernel's cooperative scratch
         (0 while the scratch fits in the 48 KiB of static shared memory)."""
+        if self._reader is None:  # built by hand, not by a compile_cubin
+            return 0
         return self._reader.required_dynamic_shared_bytes(self._compile_result)
 
     @functools.cached_property
