@@ -39,15 +39,23 @@ CASES = {
     "radix_sort_keys": (f"r = coop.radix_sort_keys({B}, items)", True),
     "adjacent_difference": (f"r = coop.adjacent_difference({B}, items)", True),
     "topk_max_keys": (f"r = coop.topk_max_keys({B}, items, k=4)", True),
+    "device_function_scan_op": (f"r = coop.inclusive_scan({B}, items, scan_op=user_op)", True),
+    "device_function_reduce_op": (f"r = coop.reduce({W}, items, binary_op=user_op)", False),
+    "logical_warp_scan": ("r = coop.inclusive_sum(coop.this_warp().group_by(8), items)", False),
+    "warps_group_sum": ("r = coop.sum(coop.this_block().group_by(2), items)", True),
 }
 
 
 def _kernel(compiler, call, *, load='algorithm="direct"'):
     store = "coop.store(g, dst, items)" if call is None else (
-        "coop.store(g, dst, r)" if "r = coop.sum" not in call and "r = coop.reduce" not in call
+        "coop.store(g, dst, r)" if "coop.sum" not in call and "coop.reduce" not in call
         else "if cuda.threadIdx.x == 0:\n        dst[cuda.blockIdx.x] = r")
     return kernel_for(compiler, f"""
 import operator
+
+@cuda.jit(device=True)
+def user_op(a, b):
+    return max(a, b)
 
 @cuda.jit
 def kernel(src, dst):
@@ -131,10 +139,7 @@ def kernel(src):
 UNSUPPORTED = {
     "temp_storage": ("r = coop.inclusive_sum(coop.this_block(), items, temp_storage=coop.TempStorage())",
                      BackendFeatureUnsupportedError, "coop.TempStorage"),
-    "group_by": ("r = coop.inclusive_sum(coop.this_warp().group_by(8), items)",
-                 BackendFeatureUnsupportedError, "group_by"),
-    "device_function_operator": ("r = coop.inclusive_scan(coop.this_block(), items, scan_op=user_op)",
-                                 BackendFeatureUnsupportedError, "device function"),
+    "group_method": ("r = coop.this_warp().rank()", BackendFeatureUnsupportedError, "rank"),
 }
 
 

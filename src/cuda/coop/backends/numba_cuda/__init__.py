@@ -56,6 +56,13 @@ class NumbaCudaBackend:
         def _typeof_warp(val, c):
             return GroupType("warp", val.width)
 
+        @C.typeof_impl.register(_groups.WarpsGroup)
+        def _typeof_warps(val, c):
+            return GroupType("warps", val.warps, val.exhaustive)
+
+        for cls in (_groups.SingleThreadGroup, _groups.GridGroup, _groups.ClusterGroup):
+            C.typeof_impl.register(cls)(lambda val, c: GroupType(val.kind, 0))
+
         C.refresh_registries()
 
     def numba_type_of(self, obj):

@@ -14,6 +14,7 @@ from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
 
 SUPPORTED = ((0, 30, 0), (0, 31, 0))  # [min, max)
 SUPPORTED_TEXT = ">=0.30.0,<0.31"
+COMPILER_NAME = "numba-cuda"  # in messages that quote the compiler
 _EXTRA_HINT = "pip install 'cuda-coop[numba-cuda-cu13]' (or numba-cuda-cu12)"
 
 
@@ -156,6 +157,12 @@ def add_linking_file(context, item):
         library.add_linking_file(item)
 
 
+def links_with_lto(context) -> bool:
+    """Whether the kernel being compiled is linked with LTO (numba-cuda's default where
+    nvJitLink is found; ``debug=True`` or ``lto=False`` turn it off)."""
+    return bool(getattr(context.active_code_library, "_lto", True))
+
+
 def declare_void(builder, symbol: str, arg_types):
     fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), list(arg_types))
     return cgutils.get_or_insert_function(builder.module, fnty, symbol)
@@ -203,6 +210,21 @@ def array_extent(context, builder, arrty, value):
 
 def as_i8_pointer(builder, ptr):
     return builder.bitcast(ptr, llvm_ir.PointerType(llvm_ir.IntType(8)))
+
+
+def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=False) -> bytes:
+    """LTO-IR of a Python device function with the C ABI under ``symbol`` (public ``cuda.compile``;
+    an explicit ``cc`` needs no GPU)."""
+    options = {"fastmath": True} if fastmath else {}
+    ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c", abi_info={"abi_name": symbol},
+                                   output="ltoir", cc=tuple(cc), **options)
+    return bytes(ltoir)
+
+
+def device_function_restype(pyfunc, argtypes, *, cc):
+    """The return type numba-cuda infers for a device function called with ``argtypes``."""
+    _ptx, restype = cuda.compile(pyfunc, tuple(argtypes), device=True, output="ptx", cc=tuple(cc))
+    return restype
 
 
 # ----------------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ from ...core.storage import StorageUse, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
+from .._callbacks import resolve_callbacks
 from . import _compat as C
 from .types import ThreadDataType, numba_type_of_dtype
-from .typing import keyword_names, plan_call, unsupported
+from .typing import GROUP_BY_KEY, keyword_names, plan_call, unsupported
 
 types = C.types
 ir = C.llvm_ir
@@ -108,12 +109,15 @@ def _lower_operation(context, builder, sig, args, op_spec):
     kwtys = dict(zip(names, sig.args[npos:]))
     try:
         plan = plan_call(op_spec, list(sig.args[:npos]), kwtys)
-        if plan.callbacks:
-            raise unsupported(f"{plan.call}: a user device function as an operator or callback")
+        if not C.links_with_lto(context):
+            # The providers are LTO-IR: without LTO nvJitLink cannot link (nor inline) them.
+            raise unsupported(f"{plan.call}: a kernel compiled without link-time optimization (debug=True "
+                              "or lto=False)", "drop debug=True / lto=False from @cuda.jit")
         if _env.checked_mode():
             plan = plan.with_checks(_site())
         launch = _launch(plan)
-        provider = make_provider(plan, launch, auto_sync=True)
+        symbols, callback_items = resolve_callbacks(plan, launch.cc, C) if plan.callbacks else ({}, [])
+        provider = make_provider(plan, launch, auto_sync=True, callbacks=symbols)
         build, item = _build(provider, launch.cc)
     except CoopError as exc:
         _raise_here(exc)
@@ -163,6 +167,8 @@ def _lower_operation(context, builder, sig, args, op_spec):
         if chunk is not None:
             operands.append(ir.Constant(ir.IntType(64), chunk))
     C.add_linking_file(context, item)
+    for callback_item in callback_items:
+        C.add_linking_file(context, callback_item)
     fn = C.declare_void(builder, provider.symbol, [v.type for v in operands])
     builder.call(fn, operands)
     if plan.result is None:
@@ -218,5 +224,6 @@ def install():
     for factory in (_groups.this_block, _groups.this_warp, _groups.this_thread, _groups.this_grid,
                     _groups.this_cluster, TempStorage):
         C.lower_builtin(factory, any_args)(_lower_dummy)
+    C.lower_builtin(GROUP_BY_KEY, types.Any, any_args)(_lower_dummy)
     C.lower_builtin(ThreadData, any_args)(_lower_thread_data)
     C.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

@@ -32,7 +32,7 @@ from .types import GroupType, ThreadDataType, describe_type, numba_type_of_dtype
 
 types = C.types
 
-__all__ = ["function_types", "plan_call", "keyword_names", "unsupported"]
+__all__ = ["function_types", "plan_call", "keyword_names", "unsupported", "GROUP_BY_KEY"]
 
 _CLASSIC = "the classic numba-cuda backend"
 
@@ -109,11 +109,6 @@ def _refuse_unsupported(op_spec, args, kws):
             raise unsupported(f"{call}: an explicit coop.TempStorage",
                               "omit temp_storage= (each call then gets its own shared scratch), or compile "
                               "this kernel with numba-cuda-mlir")
-        if isinstance(d, spec.DeviceFunctionArg):
-            raise unsupported(f"{call}: a user device function as an operator or callback "
-                              f"({spec.describe(d)})",
-                              "pass a built-in operator (operator.add, max, min, ...) or compile this kernel "
-                              "with numba-cuda-mlir")
 
 
 _SPECS_BY_NAME = {s.name: s for s in all_specs()}
@@ -155,15 +150,79 @@ def _group_template(factory, kind, width=0):
     return Template
 
 
+GROUP_BY_KEY = "cuda.coop.Group.group_by"
+
+
+def _literal_flag(call, kws):
+    exhaustive = kws.get("exhaustive")
+    if exhaustive is None or isinstance(exhaustive, types.Omitted):
+        return None
+    if not isinstance(exhaustive, types.BooleanLiteral):
+        raise NonConstantArgumentError(
+            f"{call}: exhaustive={exhaustive} is not known at compile time; pass exhaustive=True or "
+            "exhaustive=False (a literal or a module constant)")
+    return bool(exhaustive.literal_value)
+
+
+class GroupByTemplate(CoopTemplate):
+    """``this_warp().group_by(width)`` (logical warps) and ``this_block().group_by(n)`` (groups
+    of n warps): compile-time descriptors, as with numba-cuda-mlir."""
+
+    key = GROUP_BY_KEY
+
+    def generic(self, args, kws):
+        try:
+            return self._generic(args, kws)
+        except CoopError as exc:
+            loc, function = C.typing_location()
+            raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), function)
+
+    def _generic(self, args, kws):
+        this = self.this
+        kind = "block" if this.kind == "block" else "warp"
+        call = f"coop.this_{kind}().group_by()"
+        if this.kind not in ("block", "warp") or (this.kind == "warp" and this.width != 32):
+            raise _groups.InvalidGroupWidthError(
+                f"{call}: {this.descriptor().label} has no group_by(); call it on coop.this_warp() or "
+                "coop.this_block()")
+        if set(kws) - {"exhaustive"} or len(args) != 1:
+            raise InvalidArgumentTypeError(
+                f"{call}: takes one int and optionally exhaustive=; call group_by(n) or "
+                "group_by(n, exhaustive=...)")
+        exhaustive = _literal_flag(call, kws)
+        (n,) = args
+        if not isinstance(n, types.IntegerLiteral) or isinstance(n, types.BooleanLiteral):
+            raise NonConstantArgumentError(
+                f"{call}: {n} is not known at compile time; pass a literal, a module constant or a "
+                "closure value")
+        if this.kind == "block":
+            group = GroupType("warps", _groups.check_warps_per_group(int(n.literal_value)),
+                              True if exhaustive is None else exhaustive)
+        else:
+            width = _groups.check_warp_width(int(n.literal_value),
+                                             exhaustive=True if exhaustive is None else exhaustive)
+            group = GroupType("warp", width)
+        return C.signature(group, *args, *kws.values())
+
+
 class GroupAttributes(C.AttributeTemplate):
     key = GroupType
 
     def resolve_group_by(self, ty):
-        loc, function = C.typing_location()
-        raise_at(unsupported(f"{ty.descriptor().label}.group_by()",
-                             "use coop.this_warp() or coop.this_block() directly, or compile this kernel "
-                             "with numba-cuda-mlir"),
-                 getattr(loc, "filename", None), getattr(loc, "line", None), function)
+        template = type("GroupByBound", (GroupByTemplate,), {"this": ty})
+        return types.BoundFunction(template, ty)
+
+    def generic_resolve(self, ty, attr):
+        if attr in _GROUP_METHODS:  # named, instead of numba-cuda's "unknown attribute"
+            loc, function = C.typing_location()
+            raise_at(unsupported(f"{ty.descriptor().label}.{attr}()",
+                                 "use cuda.threadIdx / cuda.syncthreads() / cuda.syncwarp(), or compile this "
+                                 "kernel with numba-cuda-mlir"),
+                     getattr(loc, "filename", None), getattr(loc, "line", None), function)
+        return None
+
+
+_GROUP_METHODS = ("rank", "count", "rank_as", "count_as", "is_member", "sync", "sync_aligned")
 
 
 # ----------------------------------------------------------------------------------------
