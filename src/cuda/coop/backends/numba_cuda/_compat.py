@@ -157,12 +157,6 @@ def add_linking_file(context, item):
         library.add_linking_file(item)
 
 
-def links_with_lto(context) -> bool:
-    """Whether the kernel being compiled is linked with LTO (numba-cuda's default where
-    nvJitLink is found; ``debug=True`` or ``lto=False`` turn it off)."""
-    return bool(getattr(context.active_code_library, "_lto", True))
-
-
 def declare_void(builder, symbol: str, arg_types):
     fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), list(arg_types))
     return cgutils.get_or_insert_function(builder.module, fnty, symbol)

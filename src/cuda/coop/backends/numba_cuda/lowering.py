@@ -109,10 +109,6 @@ def _lower_operation(context, builder, sig, args, op_spec):
     kwtys = dict(zip(names, sig.args[npos:]))
     try:
         plan = plan_call(op_spec, list(sig.args[:npos]), kwtys)
-        if not C.links_with_lto(context):
-            # The providers are LTO-IR: without LTO nvJitLink cannot link (nor inline) them.
-            raise unsupported(f"{plan.call}: a kernel compiled without link-time optimization (debug=True "
-                              "or lto=False)", "drop debug=True / lto=False from @cuda.jit")
         if _env.checked_mode():
             plan = plan.with_checks(_site())
         launch = _launch(plan)
