@@ -85,7 +85,8 @@ def _scratch(builder, call_label, provider, build):
     """The call's own ``__shared__`` scratch: (generic i8* base, per-warp chunk or None)."""
     size, align = build.layouts[provider.symbol]
     need = provider.plan.storage
-    name = f"cuda_coop_scratch_{provider.symbol}"
+    # Named by the provider's digest only: the provider's own name must not outlive LTO.
+    name = f"cuda_coop_scratch_{provider.symbol.rsplit('_', 1)[-1]}"
     use = StorageUse(call=name, label=call_label, instance_bytes=size, instance_align=align,
                      instances=provider.storage_instances(), temp_storage=None,
                      width=need.width if need.per != "block" else 0)

@@ -247,6 +247,8 @@ def _dtype_of_type(call, ty):
         return normalize_dtype(d.value, label="dtype")
     if isinstance(d, spec.NoneArg) or d is spec.OMITTED:
         return None
+    if isinstance(ty, (types.NumberClass, types.DType)):  # a dtype cuda.coop does not move (bool, ...)
+        return normalize_dtype(str(getattr(ty, "instance_type", ty)), label="dtype")
     raise InvalidArgumentTypeError(f"{call}: dtype={spec.describe(d)} is not a dtype; pass e.g. np.float32")
 
 
