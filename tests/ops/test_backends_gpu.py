@@ -34,29 +34,27 @@ def kernel(src, dst):
 
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_block_sum(compiler):
-    cuda = gpu_for(compiler)
+    gpu_for(compiler)
     rng = np.random.default_rng(1)
     tiles = 5
     src = rng.integers(-100, 100, tiles * TILE, dtype=np.int32)
     dst = np.full(tiles, -777, np.int32)
     module = _module(compiler, "r = coop.sum(g, items)", "if cuda.threadIdx.x == 0:\n        dst[cuda.blockIdx.x] = r")
-    d_dst = cuda.to_device(dst)
-    module.kernel[tiles, THREADS](cuda.to_device(src), d_dst)
-    np.testing.assert_array_equal(d_dst.copy_to_host(), src.reshape(tiles, TILE).sum(axis=1))
+    module.kernel[tiles, THREADS](src, dst)  # host arrays: copied in and back by the launch
+    np.testing.assert_array_equal(dst, src.reshape(tiles, TILE).sum(axis=1))
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
 @pytest.mark.parametrize("op", ["inclusive_sum", "exclusive_sum"])
 def test_block_scan_and_store(compiler, op):
-    cuda = gpu_for(compiler)
+    gpu_for(compiler)
     rng = np.random.default_rng(2)
     tiles = 3
     src = rng.integers(-50, 50, tiles * TILE, dtype=np.int32)
     dst = np.full_like(src, -777)
     module = _module(compiler, f"r = coop.{op}(g, items)",
                      f'coop.store(g, dst[offset:offset + {TILE}], r, algorithm="striped")')
-    d_dst = cuda.to_device(dst)
-    module.kernel[tiles, THREADS](cuda.to_device(src), d_dst)
+    module.kernel[tiles, THREADS](src, dst)
     # Striped: thread t holds positions t, t + 128, ...; the scan runs over the blocked order
     # of the payload, i.e. thread-major over each thread's items.
     tile = src.reshape(tiles, IPT, THREADS).transpose(0, 2, 1).reshape(tiles, TILE)
@@ -64,12 +62,12 @@ def test_block_scan_and_store(compiler, op):
     if op == "exclusive_sum":
         ref = np.concatenate([np.zeros((tiles, 1), np.int32), ref[:, :-1]], axis=1)
     ref = ref.reshape(tiles, THREADS, IPT).transpose(0, 2, 1).reshape(-1)
-    np.testing.assert_array_equal(d_dst.copy_to_host(), ref)
+    np.testing.assert_array_equal(dst, ref)
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_radix_sort_keys(compiler):
-    cuda = gpu_for(compiler)
+    gpu_for(compiler)
     rng = np.random.default_rng(3)
     tiles = 2
     src = rng.integers(-1000, 1000, tiles * TILE, dtype=np.int32)
@@ -84,15 +82,14 @@ def kernel(src, dst):
     r = coop.radix_sort_keys(g, items)
     coop.store(g, dst[offset:offset + {TILE}], r)
 """)
-    d_dst = cuda.to_device(dst)
-    module.kernel[tiles, THREADS](cuda.to_device(src), d_dst)
-    np.testing.assert_array_equal(d_dst.copy_to_host(), np.sort(src.reshape(tiles, TILE), axis=1).reshape(-1))
+    module.kernel[tiles, THREADS](src, dst)
+    np.testing.assert_array_equal(dst, np.sort(src.reshape(tiles, TILE), axis=1).reshape(-1))
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_block_shape_from_each_launch(compiler):
     """One kernel launched with two block shapes: compiled per shape, both correct."""
-    cuda = gpu_for(compiler)
+    gpu_for(compiler)
     module = kernel_for(compiler, """
 @cuda.jit
 def kernel(src, dst):
@@ -105,6 +102,6 @@ def kernel(src, dst):
     rng = np.random.default_rng(4)
     for threads in (64, 256):
         src = rng.integers(-100, 100, 2 * threads, dtype=np.int32)
-        d_dst = cuda.to_device(np.full(1, -777, np.int32))
-        module.kernel[1, threads](cuda.to_device(src), d_dst)
-        assert d_dst.copy_to_host()[0] == src.sum()
+        dst = np.full(1, -777, np.int32)
+        module.kernel[1, threads](src, dst)
+        assert dst[0] == src.sum()
