@@ -176,3 +176,43 @@ def kernel(src):
     with pytest.raises(UnknownDtypeError, match="pass dtype=") as info:
         compile_for("numba-cuda", module.kernel, (types.int32[::1],), block=128)
     assert "# no dtype" in str(info.value)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_inlined_device_function_shares_the_kernels_launch(compiler):
+    module = kernel_for(compiler, """
+@cuda.jit(device=True, inline="always")
+def helper(items):
+    return coop.sum(coop.this_block(), items)
+
+@cuda.jit
+def kernel(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items)
+    dst[cuda.blockIdx.x] = helper(items)
+""")
+    types = types_for(compiler)
+    kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
+
+
+def test_classic_device_function_compiled_alone_is_refused():
+    """numba-cuda compiles a non-inlined device function once per argument types, whatever the
+    launch: its block shape would be the first launch's, so the call is refused by name."""
+    from cuda.coop import UnknownBlockDimensionError
+
+    module = kernel_for("numba-cuda", """
+@cuda.jit(device=True)
+def helper(items):
+    return coop.sum(coop.this_block(), items)  # in a device function
+
+@cuda.jit
+def kernel(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items)
+    dst[cuda.blockIdx.x] = helper(items)
+""")
+    types = types_for("numba-cuda")
+    with pytest.raises(UnknownBlockDimensionError, match="inline='always'") as info:
+        compile_for("numba-cuda", module.kernel, (types.int32[::1], types.int32[::1]), block=128)
+    assert "# in a device function" in str(info.value)

@@ -115,6 +115,42 @@ def lowering_location():
 _forced = threading.local()
 
 
+def compiling_device_function_alone() -> bool:
+    """Whether the code being lowered is a device function compiled on its own.
+
+    numba-cuda compiles a ``@cuda.jit(device=True)`` function called from a kernel once per
+    argument types (``CUDADispatcher.compile_device``), whatever the launch: a cooperative
+    call in it would keep the first launch's block shape.  ``inline="always"`` functions are
+    inlined into the kernel's IR before lowering and do not go through it.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "compile_device" and hasattr(frame.f_locals.get("self"), "py_func"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _Device:
+    def __init__(self, cc):
+        self.compute_capability = tuple(cc)
+
+
+@contextmanager
+def _forced_device(cc):
+    """numba-cuda asks the current device for its compute capability when it compiles a
+    device function that a kernel calls (``CUDADispatcher.compile_device``); without a GPU
+    ``compile_cubin`` answers with its target instead."""
+    from numba.cuda import dispatcher
+
+    original = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: _Device(cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = original
+
+
 @contextmanager
 def forced_launch(block, grid=(1, 1, 1), cc=None):
     """The launch shape (and target) that ``compile_cubin`` compiles for: there is no launch
@@ -235,7 +271,7 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, **options):
     """
     from cuda.core import Linker, LinkerOptions, ObjectCode
 
-    with forced_launch(block, grid, tuple(cc)):
+    with forced_launch(block, grid, tuple(cc)), _forced_device(cc):
         parts, _restype = cuda.compile_all(pyfunc, tuple(argtypes), device=False, abi="numba",
                                            output="ltoir", cc=tuple(cc), **options)
     objects = []

@@ -41,6 +41,11 @@ def _raise_here(exc):
 
 
 def _launch(plan) -> spec.LaunchFacts:
+    if C.compiling_device_function_alone():
+        raise UnknownBlockDimensionError(
+            f"{plan.call}: this device function is compiled on its own, once for every launch, so the "
+            "block shape of the kernel that calls it is unknown; cuda.coop calls must be inlined into "
+            "their kernel: declare it @cuda.jit(device=True, inline='always')")
     config = C.launch_config()
     if config is None:
         raise UnknownBlockDimensionError(
