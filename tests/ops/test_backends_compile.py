@@ -43,6 +43,7 @@ CASES = {
     "device_function_reduce_op": (f"r = coop.reduce({W}, items, binary_op=user_op)", False),
     "logical_warp_scan": ("r = coop.inclusive_sum(coop.this_warp().group_by(8), items)", False),
     "warps_group_sum": ("r = coop.sum(coop.this_block().group_by(2), items)", True),
+    "temp_storage": ("r = coop.inclusive_sum(g, items, temp_storage=coop.TempStorage())", True),
 }
 
 
@@ -137,8 +138,7 @@ def kernel(src):
 
 
 UNSUPPORTED = {
-    "temp_storage": ("r = coop.inclusive_sum(coop.this_block(), items, temp_storage=coop.TempStorage())",
-                     BackendFeatureUnsupportedError, "coop.TempStorage"),
+    "reserve": ("r = coop.TempStorage().reserve(4, np.int32)", BackendFeatureUnsupportedError, "reserve"),
     "group_method": ("r = coop.this_warp().rank()", BackendFeatureUnsupportedError, "rank"),
 }
 
@@ -216,3 +216,30 @@ def kernel(src, dst):
     with pytest.raises(UnknownBlockDimensionError, match="inline='always'") as info:
         compile_for("numba-cuda", module.kernel, (types.int32[::1], types.int32[::1]), block=128)
     assert "# in a device function" in str(info.value)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("sharing", ["shared", "exclusive"])
+def test_explicit_temp_storage_holds_every_call(compiler, sharing):
+    """One TempStorage for load, scan and store: one shared array; "shared" overlaps the calls'
+    scratch (the largest call's size), "exclusive" gives each call its own slice (the sum)."""
+    import re
+
+    module = kernel_for(compiler, f"""
+@cuda.jit
+def kernel(src, dst):
+    ts = coop.TempStorage(sharing="{sharing}")
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=ts)
+    r = coop.inclusive_sum(coop.this_block(), items, temp_storage=ts)
+    coop.store(coop.this_block(), dst, r, algorithm="transpose", temp_storage=ts)
+""")
+    types = types_for(compiler)
+    kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
+    sizes = [int(n) for n in re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)]
+    assert len(sizes) == 1, sizes
+    if sharing == "shared":
+        assert 2048 <= sizes[0] < 2 * 2048
+    else:
+        assert sizes[0] >= 2 * 2048

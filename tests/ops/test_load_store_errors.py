@@ -23,8 +23,6 @@ pytestmark = pytest.mark.compile
 # Cases of what classic numba-cuda does not implement (or of numba-cuda-mlir itself).
 _MLIR_ONLY = {
     "test_dtype_cannot_be_inferred": "classic numba-cuda needs dtype= (test_backends_compile checks its error)",
-    "test_temp_storage_rejected_for_warp_groups": "no coop.TempStorage on classic numba-cuda",
-    "test_temp_storage_too_small": "no coop.TempStorage on classic numba-cuda",
     "test_backend_not_registered": "numba-cuda-mlir's registration, in a subprocess",
 }
 _compiler = {"name": "numba-cuda-mlir"}

@@ -32,7 +32,7 @@ class NumbaCudaBackend:
 
         self.version = C.check_version()
         self._function_types = typing.function_types()
-        for template in (typing.GroupAttributes, typing.ThreadDataAttributes):
+        for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.infer_getattr(template)
         lowering.install()
         types = self._function_types

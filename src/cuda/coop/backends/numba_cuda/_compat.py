@@ -198,7 +198,16 @@ def declare_void(builder, symbol: str, arg_types):
     return cgutils.get_or_insert_function(builder.module, fnty, symbol)
 
 
-def shared_global(builder, name: str, size: int, alignment: int):
+def module_state(module) -> dict:
+    """Per-kernel-module bookkeeping of cuda.coop (the explicit TempStorage regions)."""
+    state = getattr(module, "_cuda_coop_regions", None)
+    if state is None:
+        state = {}
+        module._cuda_coop_regions = state
+    return state
+
+
+def shared_global(builder, name: str, size: int, alignment: int, grow: bool = False):
     """A ``__shared__`` byte array (addrspace 3) in the kernel's module, as a generic ``i8*``.
 
     As numba-cuda's own ``cuda.shared.array``: an ``undef`` initializer (NVVM refuses
@@ -212,6 +221,15 @@ def shared_global(builder, name: str, size: int, alignment: int):
         gv = cgutils.add_global_variable(module, arrty, name, 3)
         gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
         gv.align = alignment
+    elif grow and (gv.value_type.count < size or (gv.align or 1) < alignment):
+        # A TempStorage's array grows with each call lowered into it.  llvmlite prints the
+        # module (types included) only once lowering is over, and the casts already emitted
+        # read the global's type then: resizing it here resizes it everywhere.
+        arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), max(size, gv.value_type.count))
+        gv.value_type = arrty
+        gv.type = llvm_ir.PointerType(arrty, 3)
+        gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
+        gv.align = max(gv.align or 1, alignment)
     return builder.addrspacecast(gv, llvm_ir.PointerType(llvm_ir.IntType(8)), "generic")
 
 

@@ -15,19 +15,19 @@ from __future__ import annotations
 
 from ... import _env
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, UnknownBlockDimensionError
+from ..._errors import CoopError, SharedMemoryLimitError, TempStorageError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ... import _groups
 from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
-from ...core.storage import StorageUse, plan_storage
+from ...core.storage import STATIC_SHARED_LIMIT, StorageUse, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
 from . import _compat as C
-from .types import ThreadDataType, numba_type_of_dtype
+from .types import ThreadDataType, describe_type, numba_type_of_dtype
 from .typing import GROUP_BY_KEY, keyword_names, plan_call, unsupported
 
 types = C.types
@@ -99,10 +99,53 @@ def _scratch(builder, call_label, provider, build):
                         cc=provider.launch.cc, allow_dynamic=False)
     region, offset, chunk = plan.placement[name]
     (reg,) = plan.regions.values()
+    regions = C.module_state(builder.module)
+    regions.setdefault(reg.name, {"size": reg.size, "align": reg.align, "users": [call_label]})
+    _check_static_limit(call_label, regions)
     base = C.shared_global(builder, reg.name, reg.size, max(reg.align, 16))
     if offset:
         base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
     return base, (chunk if need.per != "block" else None)
+
+
+def _check_static_limit(call_label, regions):
+    total = sum(r["size"] for r in regions.values())
+    if total > STATIC_SHARED_LIMIT:
+        raise SharedMemoryLimitError(
+            f"{call_label}: the cooperative scratch of this kernel needs {total} bytes of shared memory "
+            f"(one array per provider or coop.TempStorage on classic numba-cuda), above the "
+            f"{STATIC_SHARED_LIMIT}-byte static limit; pass the calls one coop.TempStorage() so that they "
+            "overlap, use fewer items per thread, or compile this kernel with numba-cuda-mlir (which moves "
+            "scratch to dynamic shared memory)")
+
+
+def _explicit_scratch(builder, call_label, provider, build, ts):
+    """A call's scratch in the user's ``coop.TempStorage``: one ``__shared__`` array per
+    TempStorage, grown as its calls are lowered.  ``sharing="shared"``: every call's scratch
+    at offset 0, overlapped; ``"exclusive"``: each call a slice of its own, appended."""
+    size, align = build.layouts[provider.symbol]
+    need = provider.plan.storage
+    use = StorageUse(call="call", label=call_label, instance_bytes=size, instance_align=align,
+                     instances=provider.storage_instances(), temp_storage=ts,
+                     width=need.width if need.per != "block" else 0)
+    regions = C.module_state(builder.module)
+    name = f"cuda_coop_ts{ts.site}"
+    region = regions.setdefault(name, {"size": 0, "align": max(ts.alignment or 1, 16), "users": []})
+    offset = 0 if ts.sharing == "shared" else -(-region["size"] // use.instance_align) * use.instance_align
+    needed = max(region["size"], offset + use.total_bytes)
+    region["users"].append(call_label)
+    if ts.size_in_bytes is not None and needed > ts.size_in_bytes:
+        raise TempStorageError(
+            f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; the calls using it "
+            f"({', '.join(sorted(set(region['users'])))}) need {needed} bytes (sharing={ts.sharing!r}); pass "
+            f"size_in_bytes>={needed} or omit it to infer")
+    region["size"] = needed
+    region["align"] = max(region["align"], use.instance_align)
+    _check_static_limit(call_label, regions)
+    base = C.shared_global(builder, name, ts.size_in_bytes or region["size"], region["align"], grow=True)
+    if offset:
+        base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
+    return base, (use.chunk if need.per != "block" else None)
 
 
 def _pointer_to(context, dtype):
@@ -119,7 +162,12 @@ def _lower_operation(context, builder, sig, args, op_spec):
             plan = plan.with_checks(_site())
         launch = _launch(plan)
         symbols, callback_items = resolve_callbacks(plan, launch.cc, C) if plan.callbacks else ({}, [])
-        provider = make_provider(plan, launch, auto_sync=True, callbacks=symbols)
+        ts = None
+        if plan.temp_storage is not None and plan.temp_storage in kwtys:
+            ts = describe_type(kwtys[plan.temp_storage])
+            ts = ts if isinstance(ts, spec.TempStorageArg) else None
+        provider = make_provider(plan, launch, auto_sync=ts is None or ts.auto_sync is not False,
+                                 callbacks=symbols)
         build, item = _build(provider, launch.cc)
     except CoopError as exc:
         _raise_here(exc)
@@ -162,7 +210,10 @@ def _lower_operation(context, builder, sig, args, op_spec):
             raise AssertionError(f"unknown operand passing {operand.passing!r}")
     if provider.has_storage:
         try:
-            base, chunk = _scratch(builder, plan.call, provider, build)
+            if ts is not None:
+                base, chunk = _explicit_scratch(builder, plan.call, provider, build, ts)
+            else:
+                base, chunk = _scratch(builder, plan.call, provider, build)
         except CoopError as exc:
             _raise_here(exc)
         operands.append(base)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import zlib
 
 from ... import _groups
 from ..._diagnostics import raise_at
@@ -28,7 +29,7 @@ from ...core import spec
 from ...core.binding import bind_descriptors
 from ...ops._registry import all_specs
 from . import _compat as C
-from .types import GroupType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
+from .types import GroupType, TempStorageType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
 
 types = C.types
 
@@ -103,12 +104,7 @@ def plan_call(op_spec, argtys, kwtys) -> spec.CallPlan:
 
 
 def _refuse_unsupported(op_spec, args, kws):
-    call = f"coop.{op_spec.name}()"
-    for d in (*args, *kws.values()):
-        if isinstance(d, spec.TempStorageArg):
-            raise unsupported(f"{call}: an explicit coop.TempStorage",
-                              "omit temp_storage= (each call then gets its own shared scratch), or compile "
-                              "this kernel with numba-cuda-mlir")
+    return None  # every operand kind is lowered; kept as the one place to refuse one
 
 
 _SPECS_BY_NAME = {s.name: s for s in all_specs()}
@@ -315,13 +311,57 @@ class ThreadDataTemplate(CoopTemplate):
         return with_keywords(ThreadDataType(numba_type_of_dtype(dtype), items, alignment), args, kws)
 
 
+def _site_here() -> int:
+    """An id for the ``coop.TempStorage()`` being typed: its position in the source (the
+    numba-cuda-mlir backend numbers sites in a rewrite; this one reads the typing location)."""
+    loc, function = C.typing_location()
+    key = (getattr(loc, "filename", None), getattr(loc, "line", None), getattr(loc, "col", None), function)
+    return zlib.crc32(repr(key).encode())
+
+
 class TempStorageTemplate(CoopTemplate):
     key = TempStorage
 
     @located
     def generic(self, args, kws):
-        raise unsupported("coop.TempStorage()", "omit it (each cooperative call then gets its own shared "
-                                                "scratch), or compile this kernel with numba-cuda-mlir")
+        call = "coop.TempStorage()"
+        try:
+            bound = inspect.signature(TempStorage.__init__).bind(None, *args, **kws).arguments
+        except TypeError as exc:
+            params = list(inspect.signature(TempStorage.__init__).parameters.values())[1:]
+            raise InvalidArgumentTypeError(
+                f"{call}: {exc}; call it as coop.TempStorage({', '.join(map(str, params))})") from None
+        size = _literal_int_or_none(call, "size_in_bytes", bound.get("size_in_bytes"),
+                                    lambda v: TempStorage(v).size_in_bytes)
+        alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
+                                         lambda a: check_alignment(a, call=call))
+        auto_sync = bound.get("auto_sync")
+        if auto_sync is None or isinstance(auto_sync, (types.NoneType, types.Omitted)):
+            auto_sync = None
+        elif isinstance(auto_sync, types.BooleanLiteral):
+            auto_sync = bool(auto_sync.literal_value)
+        else:
+            raise NonConstantArgumentError(
+                f"{call}: auto_sync={auto_sync} is not known at compile time; pass True, False or None")
+        sharing = bound.get("sharing")
+        if sharing is None or isinstance(sharing, types.Omitted):
+            sharing = "shared"
+        elif isinstance(sharing, types.StringLiteral):
+            sharing = TempStorage(sharing=sharing.literal_value).sharing
+        else:
+            raise NonConstantArgumentError(
+                f"{call}: sharing={sharing} is not known at compile time; pass 'shared' or 'exclusive'")
+        return with_keywords(TempStorageType(_site_here(), size, alignment, auto_sync, sharing), args, kws)
+
+
+class TempStorageAttributes(C.AttributeTemplate):
+    key = TempStorageType
+
+    def resolve_reserve(self, ty):
+        loc, function = C.typing_location()
+        raise_at(unsupported("TempStorage.reserve()", "allocate the array with cuda.shared.array(n, dtype), or "
+                                                      "compile this kernel with numba-cuda-mlir"),
+                 getattr(loc, "filename", None), getattr(loc, "line", None), function)
 
 
 class ThreadDataAttributes(C.AttributeTemplate):
