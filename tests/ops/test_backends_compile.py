@@ -243,3 +243,55 @@ def kernel(src, dst):
         assert 2048 <= sizes[0] < 2 * 2048
     else:
         assert sizes[0] >= 2 * 2048
+
+
+# Every family, with payload outputs, pairs, callbacks with state and comparators.
+FAMILIES = {
+    "prefix_op_with_state": "state = coop.ThreadData(1, dtype=np.int64)\n"
+                            "state[0] = 0\n"
+                            "r = coop.inclusive_sum(b, items, prefix_op=running, prefix_state=state)\n"
+                            "coop.store(b, dst, r)",
+    "histogram": "h = coop.histogram(b, items, bins=16)\ndst[0] = h[0]",
+    "discontinuity": "r = coop.discontinuity(b, items, mode='heads')\ncoop.store(b, dst, r)",
+    "radix_rank": "r = coop.radix_rank(b, items, begin_bit=0, radix_bits=4)\ncoop.store(b, dst, r)",
+    "merge_sort_pairs": "v = coop.ThreadData(4, dtype=np.int32)\nr, s = coop.merge_sort_pairs(b, items, v)\n"
+                        "coop.store(b, dst, s)",
+    "merge_sort_comparator": "r = coop.merge_sort_keys(b, items, compare_op=less)\ncoop.store(b, dst, r)",
+    "radix_sort_pairs": "v = coop.ThreadData(4, dtype=np.int32)\nr, s = coop.radix_sort_pairs(b, items, v)\n"
+                        "coop.store(b, dst, s)",
+    "topk_min_pairs": "v = coop.ThreadData(4, dtype=np.int32)\nr, s = coop.topk_min_pairs(b, items, v, k=8)\n"
+                      "coop.store(b, dst, s)",
+    "reduce_batched_warp": "r = coop.reduce_batched(coop.this_warp(), items, binary_op='+')\ncoop.store(b, dst, r)",
+    "run_length_decode": "l = coop.ThreadData(4, dtype=np.int32)\n"
+                         "x = coop.run_length_decode(b, items, l, decoded_items_per_thread=4)\ncoop.store(b, dst, x)",
+    "scalar_sum": "dst[0] = coop.sum(b, items[0])",
+    "single_thread_group": "dst[0] = coop.sum(coop.this_thread(), items)",
+}
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("case", list(FAMILIES))
+def test_every_family_compiles_inlined_on_both_backends(case, compiler):
+    import textwrap
+
+    module = kernel_for(compiler, f"""
+@cuda.jit(device=True)
+def running(state, block_aggregate):
+    old = state[0]
+    state[0] = old + block_aggregate
+    return old
+
+@cuda.jit(device=True)
+def less(a, b):
+    return a < b
+
+@cuda.jit
+def kernel(src, dst):
+    b = coop.this_block()
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(b, src, items)
+{textwrap.indent(FAMILIES[case], "    ")}
+""")
+    types = types_for(compiler)
+    kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
