@@ -251,6 +251,10 @@ FAMILIES = {
                             "state[0] = 0\n"
                             "r = coop.inclusive_sum(b, items, prefix_op=running, prefix_state=state)\n"
                             "coop.store(b, dst, r)",
+    "stateful_function": "state = coop.ThreadData(1, dtype=np.int64)\n"
+                         "state[0] = 0\n"
+                         "r = coop.exclusive_sum(b, items, state, prefix_op=RUNNING)\n"
+                         "coop.store(b, dst, r)",
     "histogram": "h = coop.histogram(b, items, bins=16)\ndst[0] = h[0]",
     "discontinuity": "r = coop.discontinuity(b, items, mode='heads')\ncoop.store(b, dst, r)",
     "radix_rank": "r = coop.radix_rank(b, items, begin_bit=0, radix_bits=4)\ncoop.store(b, dst, r)",
@@ -280,6 +284,9 @@ def running(state, block_aggregate):
     old = state[0]
     state[0] = old + block_aggregate
     return old
+
+from cuda.coop._stateful import StatefulFunction  # cuda.coop.numba_mlir's and .numba_cuda's
+RUNNING = StatefulFunction(running, np.int64)
 
 @cuda.jit(device=True)
 def less(a, b):

@@ -12,7 +12,8 @@ from cuda.coop import register as _register
 
 _register("numba-cuda")
 
+from ._stateful import StatefulFunction  # noqa: E402
 from .backends._binary import KernelBinary  # noqa: E402
 from .backends.numba_cuda.compile import compile_cubin  # noqa: E402
 
-__all__ = [*_common_all, "compile_cubin", "KernelBinary"]
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction"]

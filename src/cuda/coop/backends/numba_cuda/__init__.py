@@ -26,7 +26,8 @@ class NumbaCudaBackend:
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
         from . import lowering, typing
-        from .types import GroupType
+        from .types import GroupType, StatefulFunctionType
+        from ..._stateful import StatefulFunction
         from ... import _groups
         from ..._kernel_api import KernelConstructMeta, KernelFunction
 
@@ -47,6 +48,17 @@ class NumbaCudaBackend:
         @C.typeof_impl.register(KernelFunction)
         def _typeof_function(val, c):
             return types[val]
+
+        @C.typeof_impl.register(StatefulFunction)
+        def _typeof_stateful(val, c):
+            # Compiled by this compiler (a numba-cuda-mlir dispatcher is another object).
+            dispatcher = getattr(val, "_numba_cuda_dispatcher", None)
+            if dispatcher is None:
+                op = val.op
+                dispatcher = op if isinstance(op, C.CUDADispatcher) else C.cuda.jit(device=True)(
+                    getattr(op, "py_func", op))
+                val._numba_cuda_dispatcher = dispatcher
+            return StatefulFunctionType(val, dispatcher)
 
         @C.typeof_impl.register(_groups.BlockGroup)
         def _typeof_block(val, c):

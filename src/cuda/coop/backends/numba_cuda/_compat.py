@@ -51,6 +51,7 @@ from numba.cuda.core import ir  # noqa: E402
 from numba.cuda.core.errors import ForceLiteralArg  # noqa: E402
 from numba.cuda.core.imputils import lower_builtin, lower_getattr  # noqa: E402
 from numba.cuda.datamodel.models import ArrayModel, OpaqueModel  # noqa: E402
+from numba.cuda.dispatcher import CUDADispatcher  # noqa: E402
 from numba.cuda.models import register_model  # noqa: E402
 from numba.cuda.np.numpy_support import as_dtype, from_dtype  # noqa: E402
 from numba.cuda.typing.templates import (  # noqa: E402
@@ -61,7 +62,7 @@ from numba.cuda.typing.typeof import typeof, typeof_impl  # noqa: E402
 LTOIR = cuda.LTOIR
 
 __all__ = [
-    "AbstractTemplate", "ArrayModel", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
+    "AbstractTemplate", "ArrayModel", "CUDADispatcher", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
     "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "ir", "llvm_ir", "lower_builtin",
     "lower_getattr", "register_model", "signature", "typeof", "typeof_impl", "types",
 ]

@@ -76,7 +76,26 @@ class TempStorageType(types.Dummy):
         return spec.TempStorageArg(self.site, self.size_in_bytes, self.alignment, self.auto_sync, self.sharing)
 
 
+class StatefulFunctionType(types.Dummy):
+    """A coop.StatefulFunction: its device function and state dtype, compile time only."""
+
+    def __init__(self, function, dispatcher):
+        self.function = function
+        self.dispatcher = dispatcher
+        super().__init__(name=f"coop.StatefulFunction({function.name}, {function.state_dtype.name})")
+
+    @property
+    def key(self):
+        return (id(self.function), _dispatcher_key(self.dispatcher), self.function.state_dtype)
+
+    def descriptor(self) -> spec.DeviceFunctionArg:
+        d = self.dispatcher
+        return spec.DeviceFunctionArg(handle=d, key=_dispatcher_key(d), name=self.function.name, device=True,
+                                      state_dtype=self.function.state_dtype)
+
+
 register_model(GroupType)(OpaqueModel)
+register_model(StatefulFunctionType)(OpaqueModel)
 register_model(TempStorageType)(OpaqueModel)
 register_model(ThreadDataType)(ArrayModel)
 
@@ -103,7 +122,7 @@ def describe_type(ty):
         return spec.OMITTED
     if isinstance(ty, GroupType):
         return ty.descriptor()
-    if isinstance(ty, TempStorageType):
+    if isinstance(ty, (TempStorageType, StatefulFunctionType)):
         return ty.descriptor()
     if isinstance(ty, ThreadDataType):
         return spec.PayloadArg(numpy_dtype(ty.dtype), ty.items, ty.payload_alignment)
