@@ -139,7 +139,7 @@ def kernel(src):
 
 UNSUPPORTED = {
     "reserve": ("r = coop.TempStorage().reserve(4, np.int32)", BackendFeatureUnsupportedError, "reserve"),
-    "group_method": ("r = coop.this_warp().rank()", BackendFeatureUnsupportedError, "rank"),
+    "cluster": ("r = coop.sum(coop.this_cluster(), items)", BackendFeatureUnsupportedError, "cluster"),
 }
 
 

@@ -25,7 +25,7 @@ class NumbaCudaBackend:
         from . import _compat as C
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
-        from . import lowering, typing
+        from . import group_methods, lowering, typing
         from .types import GroupType, StatefulFunctionType
         from ..._stateful import StatefulFunction
         from ... import _groups
@@ -36,6 +36,7 @@ class NumbaCudaBackend:
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.infer_getattr(template)
         lowering.install()
+        group_methods.install()
         types = self._function_types
 
         # ThreadData and TempStorage are classes: typeof dispatches on their metaclass.

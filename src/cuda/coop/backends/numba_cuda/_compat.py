@@ -50,6 +50,7 @@ from numba.cuda import launchconfig as _launchconfig  # noqa: E402
 from numba.cuda.core import ir  # noqa: E402
 from numba.cuda.core.errors import ForceLiteralArg  # noqa: E402
 from numba.cuda.core.imputils import lower_builtin, lower_getattr  # noqa: E402
+from numba.cuda.extending import overload_method  # noqa: E402
 from numba.cuda.datamodel.models import ArrayModel, OpaqueModel  # noqa: E402
 from numba.cuda.dispatcher import CUDADispatcher  # noqa: E402
 from numba.cuda.models import register_model  # noqa: E402
@@ -64,7 +65,7 @@ LTOIR = cuda.LTOIR
 __all__ = [
     "AbstractTemplate", "ArrayModel", "CUDADispatcher", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
     "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "ir", "llvm_ir", "lower_builtin",
-    "lower_getattr", "register_model", "signature", "typeof", "typeof_impl", "types",
+    "lower_getattr", "overload_method", "register_model", "signature", "typeof", "typeof_impl", "types",
 ]
 
 

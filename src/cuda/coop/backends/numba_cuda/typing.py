@@ -198,7 +198,7 @@ class GroupByTemplate(CoopTemplate):
             width = _groups.check_warp_width(int(n.literal_value),
                                              exhaustive=True if exhaustive is None else exhaustive)
             group = GroupType("warp", width)
-        return C.signature(group, *args, *kws.values())
+        return with_keywords(group, args, kws)
 
 
 class GroupAttributes(C.AttributeTemplate):
@@ -208,17 +208,6 @@ class GroupAttributes(C.AttributeTemplate):
         template = type("GroupByBound", (GroupByTemplate,), {"this": ty})
         return types.BoundFunction(template, ty)
 
-    def generic_resolve(self, ty, attr):
-        if attr in _GROUP_METHODS:  # named, instead of numba-cuda's "unknown attribute"
-            loc, function = C.typing_location()
-            raise_at(unsupported(f"{ty.descriptor().label}.{attr}()",
-                                 "use cuda.threadIdx / cuda.syncthreads() / cuda.syncwarp(), or compile this "
-                                 "kernel with numba-cuda-mlir"),
-                     getattr(loc, "filename", None), getattr(loc, "line", None), function)
-        return None
-
-
-_GROUP_METHODS = ("rank", "count", "rank_as", "count_as", "is_member", "sync", "sync_aligned")
 
 
 # ----------------------------------------------------------------------------------------
