@@ -302,3 +302,29 @@ def kernel(src, dst):
     types = types_for(compiler)
     kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1]), cc=(9, 0), block=128)
     assert_inlined(kb, (9, 0))
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("dtype", ["float16", "complex64", "complex128"])
+def test_half_and_complex_payloads_on_both_backends(dtype, compiler):
+    """16-bit floats and complex values cross the C ABI by pointer (scalars included); a
+    complex operator is a device function called through a by-pointer shim."""
+    difference = ", difference_op=sub" if dtype.startswith("complex") else ""
+    module = kernel_for(compiler, f"""
+@cuda.jit(device=True)
+def sub(a, b):
+    return a - b
+
+@cuda.jit
+def kernel(src, dst):
+    items = coop.ThreadData(4, dtype=np.{dtype})
+    coop.load(coop.this_block(), src, items)
+    r = coop.exchange(coop.this_block(), items, mode="striped_to_blocked")
+    dst[1] = coop.shuffle(coop.this_block(), items[1], mode="offset", distance=1)
+    d = coop.adjacent_difference(coop.this_block(), r{difference})
+    coop.store(coop.this_block(), dst, d)
+""")
+    types = types_for(compiler)
+    ty = getattr(types, dtype)[::1]
+    kb = compile_for(compiler, module.kernel, (ty, ty), cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
