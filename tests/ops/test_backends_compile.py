@@ -328,3 +328,21 @@ def kernel(src, dst):
     ty = getattr(types, dtype)[::1]
     kb = compile_for(compiler, module.kernel, (ty, ty), cc=(9, 0), block=128)
     assert_inlined(kb, (9, 0))
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_checked_mode_on_both_backends(compiler, monkeypatch):
+    """CUDA_COOP_CHECKED=1 (read when the kernel compiles): run-time arguments are tested
+    and a bad one traps with a report."""
+    monkeypatch.setenv("CUDA_COOP_CHECKED", "1")
+    module = kernel_for(compiler, """
+@cuda.jit
+def kernel(src, dst, n):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items, valid_items=n, oob_default=0)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(coop.this_block(), items), valid_items=n)
+""")
+    types = types_for(compiler)
+    kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1], types.int32), cc=(9, 0),
+                     block=128)
+    assert "trap" in kb.ptx and "vprintf" in kb.ptx
