@@ -55,6 +55,18 @@ def expected_extra(row: dict) -> set[str]:
     return {norm_req(r) for r in reqs}
 
 
+def expected_classic_extra(row: dict) -> set[str]:
+    """The numba-cuda-cuXX extra: classic numba-cuda with the same toolkit pins."""
+    major, minor = row["cuda_major"], row["cuda_version"]
+    reqs = [
+        f"numba-cuda[cu{major}]{row['numba_cuda']}",
+        f"cuda-bindings{row['cuda_bindings']}",
+        f"cuda-toolkit[cccl,cudart,nvjitlink,nvrtc]=={minor}.*",
+        f"{row['pypi_nvjitlink']}=={minor}.*",
+    ]
+    return {norm_req(r) for r in reqs}
+
+
 def task_cmd(task) -> str:
     return task if isinstance(task, str) else task.get("cmd", "")
 
@@ -71,6 +83,12 @@ def check_pyproject(rep: Report, root: Path, pins: dict) -> dict:
                   f"missing {sorted(want - found)}, unexpected {sorted(found - want)}")
         rep.equal(f"pyproject alias cu{major}", [norm_req(r) for r in extras.get(f"cu{major}", [])],
                   [norm_req(f"cuda-coop[{name}]")])
+        classic = f"numba-cuda-cu{major}"
+        found = {norm_req(r) for r in extras.get(classic, [])}
+        want = expected_classic_extra(row)
+        rep.check(found == want, f"pyproject extra {classic}",
+                  "matches the table" if found == want else
+                  f"missing {sorted(want - found)}, unexpected {sorted(found - want)}")
     cuda_named = [r for r in extras.get("test", [])
                   if re.match(r"(nvidia-|cuda-)", canonicalize_name(Requirement(r).name))]
     rep.check(not cuda_named, "pyproject extra test holds no CUDA package",
@@ -82,8 +100,8 @@ def check_pyproject(rep: Report, root: Path, pins: dict) -> dict:
     rep.check(ok, "pyproject extra sass is CUDA 13 nvdisasm only", str([str(s) for s in sass]))
     conflicts = {frozenset(e["extra"] for e in group)
                  for group in py.get("tool", {}).get("uv", {}).get("conflicts", [])}
-    for a in ("numba-cuda-mlir-cu12", "cu12"):
-        for b in ("numba-cuda-mlir-cu13", "cu13", "sass"):
+    for a in ("numba-cuda-mlir-cu12", "cu12", "numba-cuda-cu12"):
+        for b in ("numba-cuda-mlir-cu13", "cu13", "sass", "numba-cuda-cu13"):
             rep.check(frozenset((a, b)) in conflicts, f"[tool.uv] conflicts has {a} x {b}")
     return py
 
@@ -159,6 +177,14 @@ def check_pixi(rep: Report, root: Path, pins: dict, py: dict) -> None:
         env = envs.get(f"bench-cu{major}", {})
         rep.check({f"cu{major}", "bench"} <= set(env.get("features", [])) and env.get("solve-group") == f"cu{major}",
                   f"pixi environment bench-cu{major} = cu{major} + bench, solve-group cu{major}", str(env))
+    classic = feats.get("numba-cuda", {}).get("dependencies", {})
+    for major, row in pins.items():
+        rep.equal(f"pixi numba-cuda feature numba-cuda (cu{major} pin)", classic.get("numba-cuda"),
+                  row["numba_cuda"])
+        env = envs.get(f"numba-cuda-cu{major}", {})
+        rep.check({f"cu{major}", "test", "numba-cuda"} <= set(env.get("features", []))
+                  and env.get("solve-group") == f"numba-cuda-cu{major}",
+                  f"pixi environment numba-cuda-cu{major} = cu{major} + test + numba-cuda", str(env))
     check_docs_env(rep, root, feats, envs)
 
 

@@ -24,9 +24,12 @@ from cuda import coop
 """
 
 
-def module_from_source(source: str):
-    """Import ``source`` (a module body) once per distinct text."""
-    source = HEADER + textwrap.dedent(source)
+def module_from_source(source: str, compiler: str = "numba-cuda-mlir"):
+    """Import ``source`` (a module body) once per distinct text; ``cuda`` is ``compiler``'s
+    (tests/backends_param.py).  HEADER is read at each call: error tests extend it."""
+    header = HEADER if compiler == "numba-cuda-mlir" else HEADER.replace(
+        "from numba_cuda_mlir import cuda", "from numba import cuda")
+    source = header + textwrap.dedent(source)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     if digest in _MODULES:
         return _MODULES[digest]

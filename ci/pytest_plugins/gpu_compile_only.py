@@ -28,9 +28,16 @@ _compiled: list = []  # kernels compiled by the current test
 _seen: set = set()  # (kernel, argument types, block, grid) already compiled in this process
 
 
-def _compile_only_launch(dispatcher, config):
-    from cuda.coop.backends.numba_mlir.compile import _argtype
-    from cuda.coop.numba_mlir import compile_cubin
+def _compile_only_launch(dispatcher, config, classic=False):
+    if classic:  # a kernel of classic numba-cuda (``from numba import cuda``)
+        from cuda.coop.backends.numba_cuda.compile import _argtype
+        from cuda.coop.numba_cuda import compile_cubin as _compile
+
+        def compile_cubin(kernel, args, cluster=None, **kw):
+            return _compile(kernel, args, **kw)
+    else:
+        from cuda.coop.backends.numba_mlir.compile import _argtype
+        from cuda.coop.numba_mlir import compile_cubin
 
     grid, block = config[0], config[1]
     cluster = config[4] if len(config) > 4 else None  # kernel[grid, block, stream, sharedmem, cluster]
@@ -52,6 +59,18 @@ def pytest_configure(config):
 
     MLIRDispatcher.__getitem__ = lambda self, cfg: _compile_only_launch(self, cfg)
     cuda.synchronize = lambda: None
+    # tests/backends_param.py: the compiler's GPU tests run (their kernels compile) instead
+    # of skipping for want of a device.
+    import os
+
+    os.environ["CUDA_COOP_GPU_COMPILE_ONLY"] = "1"
+    try:  # classic numba-cuda, where installed (the cross-backend tests use it)
+        from numba import cuda as classic
+        from numba.cuda.dispatcher import CUDADispatcher
+    except ImportError:
+        return
+    CUDADispatcher.__getitem__ = lambda self, cfg: _compile_only_launch(self, cfg, classic=True)
+    classic.synchronize = lambda: None
 
 
 def pytest_report_header(config):
@@ -73,7 +92,13 @@ def _is_compile_error(excinfo) -> bool:
         return True
     from numba_cuda_mlir.numba_cuda.core import errors
 
-    return excinfo.errisinstance((errors.TypingError, errors.LoweringError))
+    if excinfo.errisinstance((errors.TypingError, errors.LoweringError)):
+        return True
+    try:
+        from numba.cuda.core import errors as classic_errors
+    except ImportError:
+        return False
+    return excinfo.errisinstance((classic_errors.TypingError, classic_errors.LoweringError))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -14,6 +14,7 @@ import pytest
 
 import cuda.coop as coop
 
+from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for, types_for
 from ..kernelgen import module_from_source
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 from .test_load_store_errors import compile_body
@@ -117,16 +118,41 @@ def kernel(out, src, sums):
 """
 
 
-def groups_kernel():
-    lines = "".join(f"    out[{row}, gtid] = {expr}\n" for row, (expr, _) in enumerate(QUERIES))
-    return module_from_source(_SOURCE.format(queries=lines)).kernel
+def queries_for(compiler="numba-cuda-mlir"):
+    """The queries a backend answers: classic numba-cuda has no thread-block cluster groups."""
+    if compiler == "numba-cuda-mlir":
+        return QUERIES
+    return [(expr, fn) for expr, fn in QUERIES if "cluster" not in expr]
+
+
+def groups_kernel(compiler="numba-cuda-mlir"):
+    queries = queries_for(compiler)
+    lines = "".join(f"    out[{row}, gtid] = {expr}\n" for row, (expr, _) in enumerate(queries))
+    if compiler == "numba-cuda-mlir":
+        return module_from_source(_SOURCE.format(queries=lines)).kernel
+    return kernel_for(compiler, _SOURCE.format(queries=lines)).kernel
 
 
 @pytest.mark.compile
-def test_group_queries_and_group_reductions_compile_inlined():
-    T = numba_types()
-    kb = compile_cubin(groups_kernel(), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(9, 0), block=224)
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_group_queries_and_group_reductions_compile_inlined(compiler):
+    T = types_for(compiler)
+    kb = compile_for(compiler, groups_kernel(compiler), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(9, 0),
+                     block=224)
     assert_inlined(kb, (9, 0))
+
+
+@pytest.mark.compile
+def test_classic_refuses_cluster_queries_by_name():
+    info, module = None, kernel_for("numba-cuda", """
+@cuda.jit
+def kernel(out):
+    out[0] = coop.this_thread().rank('cluster')  # a cluster query
+""")
+    T = types_for("numba-cuda")
+    with pytest.raises(coop.BackendFeatureUnsupportedError, match="cluster") as info:
+        compile_for("numba-cuda", module.kernel, (T.int64[::1],), cc=(9, 0), block=128)
+    assert "# a cluster query" in str(info.value)
 
 
 @pytest.mark.compile
@@ -232,21 +258,20 @@ def test_groups_on_the_host():
 
 
 @pytest.mark.gpu
-def test_group_queries_and_reductions_on_the_device():
-    from numba_cuda_mlir import cuda
-
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_group_queries_and_reductions_on_the_device(compiler):
+    gpu_for(compiler)
+    queries = queries_for(compiler)
     threads, blocks = 224, 3  # 7 warps: group_by(2) and group_by(3) leave a partial last group
     n = threads * blocks
-    out = np.full((len(QUERIES), n), -1, np.int64)
+    out = np.full((len(queries), n), -1, np.int64)
     rng = np.random.default_rng(5)
     src = rng.integers(-1000, 1000, size=n * 3).astype(np.int32)
     sums = np.full((4, n), -7, np.int32)
-    d_out, d_sums = cuda.to_device(out), cuda.to_device(sums)
-    groups_kernel()[blocks, threads](d_out, cuda.to_device(src), d_sums)
-    out, sums = d_out.copy_to_host(), d_sums.copy_to_host()
+    groups_kernel(compiler)[blocks, threads](out, src, sums)  # host arrays: copied in and back
     tid = np.tile(np.arange(threads), blocks)
     bid = np.repeat(np.arange(blocks), threads)
-    for row, (expr, fn) in enumerate(QUERIES):
+    for row, (expr, fn) in enumerate(queries):
         np.testing.assert_array_equal(out[row], fn(tid, bid, threads, blocks), err_msg=expr)
     per_thread = src.reshape(n, 3)
     np.testing.assert_array_equal(sums[0], per_thread.sum(axis=1))

@@ -8,6 +8,7 @@ import pytest
 
 from cuda.coop.ops.load_store import LOAD_ALGORITHMS
 
+from ..backends_param import COMPILERS, compile_for, types_for
 from ..kernelgen import group_expr, module_from_source
 from .cubin_checks import compile_cubin, numba_types
 
@@ -16,16 +17,22 @@ pytestmark = pytest.mark.compile
 nb = pytest.importorskip("numba_cuda_mlir")
 
 
-def copy_kernel(group: str, algorithm: str, dtype="int32"):
+def copy_kernel(group: str, algorithm: str, dtype="int32", compiler="numba-cuda-mlir"):
+    # Classic numba-cuda does not infer a payload's dtype from the array it is loaded from.
+    typed = f", dtype=np.{dtype}" if compiler == "numba-cuda" else ""
+    if compiler != "numba-cuda-mlir":
+        from ..backends_param import kernel_for
+
+        kernel_for(compiler, "")  # registers the backend (skips when it is not installed)
     return module_from_source(f"""
 @cuda.jit
 def kernel(source, destination, items_per_thread):
     g = {group}
-    items = coop.ThreadData(items_per_thread)
+    items = coop.ThreadData(items_per_thread{typed})
     offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
     coop.load(g, source, items, offset=offset, algorithm="{algorithm}")
     coop.store(g, destination, items, offset=offset, algorithm="{algorithm}")
-""").kernel
+""", compiler).kernel
 
 
 CASES = (
@@ -37,12 +44,13 @@ _GROUP = {"block": group_expr("block", None), "warp": group_expr("warp", 32),
           "logical8": group_expr("warp", 8)}
 
 
+@pytest.mark.parametrize("compiler", COMPILERS)
 @pytest.mark.parametrize("cc", [(9, 0), (8, 0)], ids=["sm90", "sm80"])
 @pytest.mark.parametrize("group,algorithm", CASES, ids=[f"{g}-{a}" for g, a in CASES])
-def test_every_algorithm_compiles_inlined(group, algorithm, cc, nvdisasm):
-    types = numba_types()
-    kb = compile_cubin(copy_kernel(_GROUP[group], algorithm), (types.int32[::1], types.int32[::1], 4),
-                       cc=cc, block=128)
+def test_every_algorithm_compiles_inlined(group, algorithm, cc, compiler, nvdisasm):
+    types = types_for(compiler)
+    kb = compile_for(compiler, copy_kernel(_GROUP[group], algorithm, compiler=compiler),
+                     (types.int32[::1], types.int32[::1], 4), cc=cc, block=128)
     assert kb.cubin[:4] == b"\x7fELF"
     assert kb.ptx, "post-LTO PTX is available"
     assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
@@ -94,32 +102,38 @@ def test_issue_example_compiles_exactly_as_written():
     assert "ld.global" in kb.ptx and "st.global" in kb.ptx
 
 
-def test_shared_memory_matches_cub_layout():
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_shared_memory_matches_cub_layout(compiler):
     """Transpose scratch is CUB's BlockExchange TempStorage, read from the compiled code."""
-    types = numba_types()
+    types = types_for(compiler)
     # 128 threads x 4 int32: BlockExchange pads one item per 32 (bank conflicts): 2048 + 64 B? CUB
-    # decides; the kernel must hold exactly one region of CUB's size, not one per call.
-    kb = compile_cubin(copy_kernel(_GROUP["block"], "transpose"), (types.int32[::1], types.int32[::1], 4),
-                       cc=(9, 0), block=128)
+    # decides.  numba-cuda-mlir plans the whole kernel: one region of CUB's size, not one per
+    # call.  Classic numba-cuda lowers one call at a time: one region per call (load, store),
+    # each of CUB's size (docs/choosing_a_compiler.rst).
+    kb = compile_for(compiler, copy_kernel(_GROUP["block"], "transpose", compiler=compiler),
+                     (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
     regions = re.findall(r"\.shared\s+\.align\s+(\d+)\s+\.b8\s+(\w+)\[(\d+)\]", kb.ptx)
-    assert len(regions) == 1, regions
-    align, _name, size = regions[0]
-    assert int(align) >= 16 and 2048 <= int(size) <= 2048 + 512
+    assert len(regions) == (1 if compiler == "numba-cuda-mlir" else 2), regions
+    for align, _name, size in regions:
+        assert int(align) >= 16 and 2048 <= int(size) <= 2048 + 512
 
 
+@pytest.mark.parametrize("compiler", COMPILERS)
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float64"])
-def test_dtypes_compile(dtype):
-    types = numba_types()
+def test_dtypes_compile(dtype, compiler):
+    types = types_for(compiler)
     ty = getattr(types, dtype)[::1]
-    kb = compile_cubin(copy_kernel(_GROUP["block"], "warp_transpose"), (ty, ty, 7), cc=(9, 0), block=96)
+    kb = compile_for(compiler, copy_kernel(_GROUP["block"], "warp_transpose", dtype, compiler=compiler), (ty, ty, 7),
+                     cc=(9, 0), block=96)
     assert not re.search(r"^\s*call", kb.ptx, re.M)
 
 
-def test_block_shape_is_part_of_the_specialization():
-    types = numba_types()
-    k = copy_kernel(_GROUP["block"], "transpose")
-    a = compile_cubin(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
-    b = compile_cubin(k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=(16, 16))
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_block_shape_is_part_of_the_specialization(compiler):
+    types = types_for(compiler)
+    k = copy_kernel(_GROUP["block"], "transpose", compiler=compiler)
+    a = compile_for(compiler, k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=128)
+    b = compile_for(compiler, k, (types.int32[::1], types.int32[::1], 4), cc=(9, 0), block=(16, 16))
     size = lambda kb: int(re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)[0])
     assert size(b) > size(a)
 

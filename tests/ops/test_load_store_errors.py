@@ -1,4 +1,9 @@
-"""Misuse of load/store: one broken argument per case, named error, message, user line."""
+"""Misuse of load/store: one broken argument per case, named error, message, user line.
+
+Each case runs on both compiler backends (numba-cuda-mlir, classic numba-cuda); the
+classic one gives payloads an explicit dtype (it does not infer it) and skips the cases of
+features it does not implement (docs/choosing_a_compiler.rst).
+"""
 
 from __future__ import annotations
 
@@ -11,33 +16,52 @@ import pytest
 
 import cuda.coop as coop
 
-from ..kernelgen import module_from_source
+from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+# Cases of what classic numba-cuda does not implement (or of numba-cuda-mlir itself).
+_MLIR_ONLY = {
+    "test_dtype_cannot_be_inferred": "classic numba-cuda needs dtype= (test_backends_compile checks its error)",
+    "test_backend_not_registered": "numba-cuda-mlir's registration, in a subprocess",
+}
+_compiler = {"name": "numba-cuda-mlir"}
+
+
+@pytest.fixture(autouse=True, params=COMPILERS)
+def compiler(request):
+    name = request.param
+    reason = _MLIR_ONLY.get(request.node.originalname)
+    if name != "numba-cuda-mlir" and (reason or request.node.originalname.startswith("test_host")):
+        pytest.skip(reason or "host-side behaviour, compiler-independent")
+    types_for(name)  # skips when that compiler is not installed
+    _compiler["name"] = name
+    yield name
+    # The other error suites import compile_body: they compile with numba-cuda-mlir.
+    _compiler["name"] = "numba-cuda-mlir"
 
 
 def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
+    return types_for(_compiler["name"])
 
 
 def compile_body(body: str, argtypes=None, block=128, params="src, dst, n"):
-    """Compile a kernel whose body is ``body``; return the exception it raises."""
-    from cuda.coop.numba_mlir import compile_cubin
-
+    """Compile a kernel whose body is ``body`` with the test's compiler; return the exception."""
+    name = _compiler["name"]
     types = _types()
-    module = module_from_source(f"""
+    body = textwrap.dedent(body)
+    if name == "numba-cuda":  # classic numba-cuda does not infer a payload's dtype
+        body = body.replace("coop.ThreadData(4)", "coop.ThreadData(4, dtype=np.int32)")
+        body = body.replace("coop.ThreadData(n * 2)", "coop.ThreadData(n * 2, dtype=np.int32)")
+    module = kernel_for(name, f"""
 @cuda.jit
 def kernel({params}):
-{textwrap.indent(textwrap.dedent(body), '    ')}
+{textwrap.indent(body, '    ')}
 """)
     if argtypes is None:
         argtypes = (types.int32[::1], types.int32[::1], 4)
     with pytest.raises(coop.CoopError) as info:
-        compile_cubin(module.kernel, argtypes, cc=(9, 0), block=block)
+        compile_for(name, module.kernel, argtypes, cc=(9, 0), block=block)
     return info, module
 
 
@@ -58,7 +82,7 @@ def test_non_constant_items_per_thread():
     assert isinstance(info.value, coop.NonConstantArgumentError)
     msg = str(info.value)
     assert "items_per_thread" in msg and "compile time" in msg and "kernel argument" in msg
-    assert_points_at_user_line(info, module, "coop.ThreadData(n * 2)")
+    assert_points_at_user_line(info, module, "coop.ThreadData(n * 2")
 
 
 def test_unsupported_dtype_of_payload():

@@ -5,7 +5,7 @@ call) and the family's ``plan`` (what typing calls with descriptors).  They must
 have the same parameter names in the same order and of the same kinds.
 
 Their defaults are spelled differently on purpose: the binder
-(``backends/numba_mlir/typing.bind_descriptors``) passes ``OMITTED`` for every
+(``core/binding.bind_descriptors``) passes ``OMITTED`` for every
 control a call leaves out, so each ``plan`` default is ``OMITTED`` and the plan
 decides what omission means.  The checked mapping: a stub default must mean
 exactly what the plan does on omission, i.e. planning a sample call with the

@@ -47,6 +47,7 @@ __all__ = [
     "SharedMemoryLimitError",
     "DynamicSharedArrayError",
     "NoDeviceError",
+    "BackendFeatureUnsupportedError",
 ]
 
 
@@ -196,4 +197,14 @@ class NoDeviceError(CoopError, RuntimeError):
     """A cooperative kernel was launched where no CUDA driver or GPU is usable.
 
     Compiling needs neither: ``cuda.coop.numba_mlir.compile_cubin`` builds the cubin.
+    """
+
+
+class BackendFeatureUnsupportedError(CoopError, NotImplementedError):
+    """A kernel uses a cuda.coop feature that its compiler's backend does not implement yet.
+
+    The classic numba-cuda backend (``coop.register("numba-cuda")``) covers a subset of
+    what the numba-cuda-mlir backend does; docs/choosing_a_compiler.rst lists it.  The
+    message names the feature and the fix (usually: compile this kernel with
+    numba-cuda-mlir).
     """

@@ -10,23 +10,27 @@ import warnings
 from ._env import truthy
 from ._errors import CoopError, CudaCoopAutoRegistrationWarning, UnknownBackendError
 
-__all__ = ["register", "active_backend", "maybe_auto_register", "BACKENDS"]
+__all__ = ["register", "active_backend", "active_backends", "maybe_auto_register", "BACKENDS"]
 
-# Public name -> (module that implements it, module whose presence triggers auto-registration)
+# Public name -> (module that implements it, module whose presence triggers auto-registration).
+# Several may be active at once: each compiler types cuda.coop's functions through its own
+# ``typeof`` registry, so each kernel uses the backend of the compiler that compiles it.
 BACKENDS = {
     "numba-cuda-mlir": ("cuda.coop.backends.numba_mlir", "numba_cuda_mlir"),
+    "numba-cuda": ("cuda.coop.backends.numba_cuda", "numba.cuda"),
 }
-_ALIASES = {"numba_cuda_mlir": "numba-cuda-mlir", "numba-mlir": "numba-cuda-mlir", "numba_mlir": "numba-cuda-mlir"}
+_ALIASES = {"numba_cuda_mlir": "numba-cuda-mlir", "numba-mlir": "numba-cuda-mlir", "numba_mlir": "numba-cuda-mlir",
+            "numba_cuda": "numba-cuda", "numba.cuda": "numba-cuda", "classic": "numba-cuda"}
 
 _lock = threading.RLock()
-_active = None
-_registering = False
+_active: dict = {}  # name -> backend object, in registration order
+_registering: set = set()
 
 
 def _canonical(name) -> str:
     if not isinstance(name, str):
         raise UnknownBackendError(
-            f"coop.register(): backend={name!r} must be a string; use 'numba-cuda-mlir'"
+            f"coop.register(): backend={name!r} must be a string; use 'numba-cuda-mlir' or 'numba-cuda'"
         )
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
@@ -41,31 +45,38 @@ def _canonical(name) -> str:
 def register(backend: str = "numba-cuda-mlir") -> None:
     """Activate a compiler backend so kernels can call cuda.coop operations.
 
+    ``backend`` is ``"numba-cuda-mlir"`` (default) or ``"numba-cuda"`` (classic
+    numba-cuda, ``from numba import cuda``); both may be registered at once.
     Idempotent and independent of import order.  Raises
     :class:`~cuda.coop.BackendUnavailableError` when the compiler is not installed
     and :class:`~cuda.coop.UnsupportedBackendVersionError` when its version is
     outside the supported range.
     """
-    global _active, _registering
     key = _canonical(backend)
     with _lock:
-        if _active is not None or _registering:
+        if key in _active or key in _registering:
             # Already active, or this is the import hook firing while the backend
             # itself imports the compiler (re-entrant call on this thread).
             return None
-        _registering = True
+        _registering.add(key)
         try:
             import importlib
 
             module = importlib.import_module(BACKENDS[key][0])
-            _active = module.activate()
+            _active[key] = module.activate()
         finally:
-            _registering = False
+            _registering.discard(key)
     return None
 
 
 def active_backend():
-    return _active
+    """The first registered backend (it answers ``_numba_type_`` lookups), or None."""
+    return next(iter(_active.values()), None)
+
+
+def active_backends() -> dict:
+    """Every registered backend, by name."""
+    return dict(_active)
 
 
 def _auto_disabled() -> bool:

@@ -39,13 +39,20 @@ class NumbaMlirBackend:
 
         launch.install()  # NoDeviceError instead of the driver's traceback for coop kernels
 
-        from ..._kernel_api import KernelConstructMeta
+        from ..._kernel_api import KernelConstructMeta, KernelFunction
 
         # ThreadData and TempStorage are classes: typeof dispatches on their
         # metaclass, so the _numba_type_ property of KernelConstructMeta is not
         # consulted; register the metaclass instead.
         @C.typeof_impl.register(KernelConstructMeta)
         def _typeof_construct(val, c):
+            return self._function_types[val]
+
+        # An explicit registration wins over the ``_numba_type_`` fallback, which answers
+        # for the backend registered first: with classic numba-cuda's backend registered
+        # too, each compiler still gets its own types.
+        @C.typeof_impl.register(KernelFunction)
+        def _typeof_function(val, c):
             return self._function_types[val]
 
         @C.typeof_impl.register(StatefulFunction)

@@ -18,6 +18,7 @@ from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
 
 SUPPORTED = ((0, 6, 0), (0, 7, 0))  # [min, max)
 SUPPORTED_TEXT = ">=0.6.0,<0.7"
+COMPILER_NAME = "numba-cuda-mlir"  # in messages that quote the compiler
 _EXTRA_HINT = (
     "pip install 'cuda-coop[numba-cuda-mlir-cu13]' (CUDA 13) or "
     "'cuda-coop[numba-cuda-mlir-cu12]' (CUDA 12)"

@@ -9,135 +9,10 @@ specialized on them, as a launch specializes on an ``items_per_thread`` argument
 
 from __future__ import annotations
 
-import re
-import shutil
-import struct
-import subprocess
-import tempfile
-import functools
-from dataclasses import dataclass, field
-from pathlib import Path
-
+from .._binary import KernelBinary, dims3 as _dims3, find_nvdisasm  # noqa: F401  (public here)
 from . import _compat as C
 
 __all__ = ["compile_cubin", "KernelBinary", "find_nvdisasm"]
-
-
-@dataclass(frozen=True)
-class KernelBinary:
-    """What :func:`compile_cubin` returns: the cubin of one kernel specialization, and its code.
-
-    ``cubin`` (bytes), ``cc``, ``block`` and ``name`` are fields; ``ptx`` (post-LTO),
-    ``sass()``, ``shared_bytes()``, ``registers``, ``calls()`` and ``summary()`` read the
-    compiled code.
-    """
-
-    cubin: bytes
-    cc: tuple
-    block: tuple
-    name: str
-    _compile_result: object = field(default=None, repr=False, compare=False)
-
-    @functools.cached_property
-    def ptx(self) -> str:
-        """The post-LTO PTX (CUB wrappers inlined); a second link, so computed on demand."""
-        return C.post_lto_ptx(self._compile_result) or ""
-
-    def sass(self) -> str:
-        """The SASS of the cubin, from ``nvdisasm`` (wheel ``nvidia-cuda-nvdisasm``)."""
-        tool = find_nvdisasm()
-        if tool is None:
-            raise FileNotFoundError("nvdisasm not found; pip install nvidia-cuda-nvdisasm")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "kernel.cubin"
-            path.write_bytes(self.cubin)
-            out = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=True)
-        return out.stdout
-
-    def shared_bytes(self) -> int:
-        """Bytes of static shared memory the PTX declares."""
-        total = 0
-        for m in re.finditer(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", self.ptx):
-            total += int(m.group(1))
-        return total
-
-    def dynamic_shared_bytes(self) -> int:
-        """Bytes of dynamic shared memory a launch reserves for the kernel's cooperative scratch
-        (0 while the scratch fits in the 48 KiB of static shared memory)."""
-        return C.required_dynamic_shared_bytes(self._compile_result)
-
-    @functools.cached_property
-    def registers(self) -> int | None:
-        """Registers per thread, as ptxas allocated them (read from the cubin; no GPU needed)."""
-        return _cubin_register_count(self.cubin)
-
-    def calls(self) -> int:
-        """``call`` instructions left in the post-LTO PTX: 0 when every CUB wrapper was inlined."""
-        return len(re.findall(r"^\s*(?:@!?%p\d+\s+)?call(?:\.uni)?\b", self.ptx, re.MULTILINE))
-
-    def summary(self) -> str:
-        """One line: kernel, architecture, block, registers, shared memory and calls left."""
-        calls = self.calls()
-        regs = "?" if self.registers is None else self.registers
-        block = "x".join(map(str, self.block)) if self.block else "unknown"
-        return (f"{self.name}: sm_{self.cc[0]}{self.cc[1]}, block {block}, {regs} registers, "
-                f"{self.shared_bytes()} B shared memory{self._dynamic_text()}, "
-                f"{'no calls left' if calls == 0 else f'{calls} calls left'}, cubin {len(self.cubin)} B")
-
-    def _dynamic_text(self) -> str:
-        dynamic = self.dynamic_shared_bytes()
-        return f" + {dynamic} B dynamic" if dynamic else ""
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def __repr__(self) -> str:  # never the cubin's bytes
-        return f"<KernelBinary {self.name} sm_{self.cc[0]}{self.cc[1]} block={self.block} cubin={len(self.cubin)} B>"
-
-
-_EIATTR_REGCOUNT = 0x2F  # in ".nv.info": (symbol index, registers) per function
-_EIFMT_SVAL = 0x04
-
-
-def _cubin_register_count(cubin: bytes) -> int | None:
-    """The largest register count a cubin's ``.nv.info`` records (its kernel's), or None."""
-    try:
-        if cubin[:4] != b"\x7fELF" or cubin[4] != 2:  # 64-bit ELF only
-            return None
-        (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
-        sections = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
-        names_at = sections[shstrndx][4]
-        counts = []
-        for name_off, _type, _flags, _addr, offset, size in sections:
-            name = cubin[names_at + name_off:cubin.index(b"\0", names_at + name_off)]
-            if name != b".nv.info":
-                continue
-            data, i = cubin[offset:offset + size], 0
-            while i + 4 <= len(data):
-                fmt, attr = data[i], data[i + 1]
-                if fmt == _EIFMT_SVAL:
-                    (length,) = struct.unpack_from("<H", data, i + 2)
-                    if attr == _EIATTR_REGCOUNT and length >= 8:
-                        counts.append(struct.unpack_from("<I", data, i + 8)[0])
-                    i += 4 + length
-                else:
-                    i += 4
-        return max(counts) if counts else None
-    except (struct.error, ValueError, IndexError):
-        return None
-
-
-def find_nvdisasm() -> str | None:
-    try:
-        from cuda import pathfinder
-
-        found = pathfinder.find_nvidia_binary_utility("nvdisasm")
-        if found:
-            return str(found)
-    except Exception:
-        pass
-    return shutil.which("nvdisasm")
 
 
 def _argtype(value):
@@ -154,34 +29,6 @@ def _argtype(value):
 
 _CODEGEN_OPTIONS = ("launch_bounds", "max_registers", "fastmath", "fast_math", "lineinfo", "opt_level",
                     "ptxas_options", "shared_memory_carveout")
-
-
-def _dims3(value, name="block"):
-    """A launch dimension (an int or 1 to 3 ints; a grid's and a cluster's at least 1) as
-    (x, y, z); anything else raises a named error that says what ``compile_cubin`` takes."""
-    import numbers
-
-    from ..._errors import InvalidArgumentTypeError, InvalidArgumentValueError
-
-    example = {"block": "block=128 or block=(32, 4)", "grid": "grid=8 or grid=(8, 2)",
-               "cluster": "cluster=2 or cluster=(2, 2)"}[name]
-    items = (value,) if isinstance(value, numbers.Integral) else value
-    try:
-        items = tuple(items)
-    except TypeError:
-        items = None
-    if not items or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items):
-        raise InvalidArgumentTypeError(
-            f"compile_cubin(): {name}={value!r} is not a launch dimension; pass an int or a tuple of "
-            f"1 to 3 ints, e.g. {example}")
-    # A block of impossible extents (0, above 1024, ...) is the lowering's to refuse: it names the
-    # cooperative call at the user's line, as a launch with that block would.
-    if len(items) > 3 or (name != "block" and any(v < 1 for v in items)):
-        raise InvalidArgumentValueError(
-            f"compile_cubin(): {name}={value!r} is not a launch dimension; pass 1 to 3 extents, each "
-            f"at least 1, e.g. {example}")
-    items = tuple(int(v) for v in items)
-    return items + (1,) * (3 - len(items))
 
 
 def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=None, **options) -> KernelBinary:
@@ -220,4 +67,4 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     types_ = [_argtype(a) for a in argtypes]
     cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, cluster=cluster, **options)
     return KernelBinary(cubin=cres.metadata["cubin"], cc=tuple(cc), block=block,
-                        name=getattr(pyfunc, "__name__", "kernel"), _compile_result=cres)
+                        name=getattr(pyfunc, "__name__", "kernel"), _compile_result=cres, _reader=C)

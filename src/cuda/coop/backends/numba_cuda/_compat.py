@@ -1,0 +1,312 @@
+"""Every import from classic numba-cuda (``numba.cuda``, package ``numba-cuda``) lives here.
+
+The rest of the backend uses these names only, so a change in numba-cuda's internals
+is fixed in one file.  tests/backends/test_compat_boundary.py enforces the boundary.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from contextlib import contextmanager
+
+from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
+
+SUPPORTED = ((0, 30, 0), (0, 31, 0))  # [min, max)
+SUPPORTED_TEXT = ">=0.30.0,<0.31"
+COMPILER_NAME = "numba-cuda"  # in messages that quote the compiler
+_EXTRA_HINT = "pip install 'cuda-coop[numba-cuda-cu13]' (or numba-cuda-cu12)"
+
+
+def _parse(version: str) -> tuple:
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def check_version():
+    """numba-cuda's version, or a named error when it is missing or out of range."""
+    try:
+        import numba_cuda
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"coop.register('numba-cuda'): numba-cuda is not installed ({exc}); {_EXTRA_HINT}") from None
+    version = getattr(numba_cuda, "__version__", "0")
+    if not (SUPPORTED[0] <= _parse(version) < SUPPORTED[1]):
+        raise UnsupportedBackendVersionError(
+            f"coop.register('numba-cuda'): numba-cuda {version} is installed, but cuda-coop supports "
+            f"numba-cuda{SUPPORTED_TEXT}; {_EXTRA_HINT}")
+    return version
+
+
+check_version()
+
+import llvmlite.ir as llvm_ir  # noqa: E402
+from numba import cuda  # noqa: E402  (numba-cuda's: numba_cuda/numba/cuda)
+from numba.cuda import cgutils, types  # noqa: E402
+from numba.cuda import launchconfig as _launchconfig  # noqa: E402
+from numba.cuda.core import ir  # noqa: E402
+from numba.cuda.core.errors import ForceLiteralArg  # noqa: E402
+from numba.cuda.core.imputils import lower_builtin, lower_getattr  # noqa: E402
+from numba.cuda.extending import overload_method  # noqa: E402
+from numba.cuda.datamodel.models import ArrayModel, OpaqueModel  # noqa: E402
+from numba.cuda.dispatcher import CUDADispatcher  # noqa: E402
+from numba.cuda.models import register_model  # noqa: E402
+from numba.cuda.np.numpy_support import as_dtype, from_dtype  # noqa: E402
+from numba.cuda.typing.templates import (  # noqa: E402
+    AbstractTemplate, AttributeTemplate, infer_getattr, signature,
+)
+from numba.cuda.typing.typeof import typeof, typeof_impl  # noqa: E402
+
+LTOIR = cuda.LTOIR
+
+__all__ = [
+    "AbstractTemplate", "ArrayModel", "CUDADispatcher", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
+    "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "ir", "llvm_ir", "lower_builtin",
+    "lower_getattr", "overload_method", "register_model", "signature", "typeof", "typeof_impl", "types",
+]
+
+
+def refresh_registries():
+    """Make already-initialized typing and target contexts see the entries added since."""
+    from numba.cuda.descriptor import cuda_target
+
+    for attr in ("_typingctx", "_targetctx"):
+        ctx = getattr(cuda_target, attr, None)
+        if ctx is not None:
+            ctx.refresh()
+
+
+# ----------------------------------------------------------------------------------------
+# Where the compiler is: the user's line for errors, the launch for the block shape
+# ----------------------------------------------------------------------------------------
+
+def typing_location():
+    """``(loc, function qualname)`` of the call numba is typing now, or ``(None, None)``.
+
+    numba keeps the constraint being propagated in ``ConstraintNetwork.propagate``'s
+    locals; its ``loc`` is the call's line.  Used for error messages only.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
+            loc = getattr(frame.f_locals["constraint"], "loc", None)
+            func_id = getattr(frame.f_locals.get("typeinfer"), "func_id", None)
+            return loc, getattr(func_id, "func_qualname", None)
+        frame = frame.f_back
+    return None, None
+
+
+def lowering_location():
+    """``(loc, function qualname)`` of the statement numba is lowering now, or ``(None, None)``.
+
+    The ``Lower`` instance (``lower_inst``'s ``self``) holds the statement's ``loc``.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        this = frame.f_locals.get("self")
+        if frame.f_code.co_name in ("lower_inst", "lower_assign") and hasattr(this, "fndesc"):
+            loc = getattr(this, "loc", None)
+            return loc, getattr(this.fndesc, "qualname", None)
+        frame = frame.f_back
+    return None, None
+
+
+_forced = threading.local()
+
+
+def compiling_device_function_alone() -> bool:
+    """Whether the code being lowered is a device function compiled on its own.
+
+    numba-cuda compiles a ``@cuda.jit(device=True)`` function called from a kernel once per
+    argument types (``CUDADispatcher.compile_device``), whatever the launch: a cooperative
+    call in it would keep the first launch's block shape.  ``inline="always"`` functions are
+    inlined into the kernel's IR before lowering and do not go through it.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "compile_device" and hasattr(frame.f_locals.get("self"), "py_func"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _Device:
+    def __init__(self, cc):
+        self.compute_capability = tuple(cc)
+
+
+@contextmanager
+def _forced_device(cc):
+    """numba-cuda asks the current device for its compute capability when it compiles a
+    device function that a kernel calls (``CUDADispatcher.compile_device``); without a GPU
+    ``compile_cubin`` answers with its target instead."""
+    from numba.cuda import dispatcher
+
+    original = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: _Device(cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = original
+
+
+@contextmanager
+def forced_launch(block, grid=(1, 1, 1), cc=None):
+    """The launch shape (and target) that ``compile_cubin`` compiles for: there is no launch
+    to read them from.  ``block=None``: no launch facts at all."""
+    previous = getattr(_forced, "value", None)
+    _forced.value = {"block": None if block is None else tuple(block), "grid": tuple(grid), "cc": cc}
+    try:
+        yield
+    finally:
+        _forced.value = previous
+
+
+def launch_config():
+    """``{"block": (x, y, z), "grid": (x, y, z)}`` of the compile in progress, or None.
+
+    A launch-triggered compile (``kernel[grid, block](...)``) exposes its configuration;
+    reading it marks the kernel launch-configuration sensitive, so numba-cuda compiles
+    it once per (grid, block, sharedmem).  ``compile_cubin`` sets it explicitly.
+    """
+    forced = getattr(_forced, "value", None)
+    if forced is not None:
+        return forced if forced["block"] is not None else None
+    config = _launchconfig.current_launch_config()
+    if config is None:
+        return None
+    dispatcher = getattr(config, "dispatcher", None)
+    if dispatcher is not None:
+        dispatcher.mark_launch_config_sensitive()
+    return {"block": tuple(config.blockdim), "grid": tuple(config.griddim)}
+
+
+# ----------------------------------------------------------------------------------------
+# Code generation (llvmlite)
+# ----------------------------------------------------------------------------------------
+
+def add_linking_file(context, item):
+    """Link ``item`` (an LTOIR) into the kernel being compiled (de-duplicated by identity)."""
+    library = context.active_code_library
+    if item not in getattr(library, "_linking_files", ()):
+        library.add_linking_file(item)
+
+
+def declare_void(builder, symbol: str, arg_types):
+    fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), list(arg_types))
+    return cgutils.get_or_insert_function(builder.module, fnty, symbol)
+
+
+def module_state(module) -> dict:
+    """Per-kernel-module bookkeeping of cuda.coop (the explicit TempStorage regions)."""
+    state = getattr(module, "_cuda_coop_regions", None)
+    if state is None:
+        state = {}
+        module._cuda_coop_regions = state
+    return state
+
+
+def shared_global(builder, name: str, size: int, alignment: int, grow: bool = False):
+    """A ``__shared__`` byte array (addrspace 3) in the kernel's module, as a generic ``i8*``.
+
+    As numba-cuda's own ``cuda.shared.array``: an ``undef`` initializer (NVVM refuses
+    initialized shared variables) and default linkage (internal linkage can give NVVM
+    an invalid symbol name, numba-cuda's ``_get_unique_smem_id``).
+    """
+    module = builder.module
+    arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), size)
+    gv = module.globals.get(name)
+    if gv is None:
+        gv = cgutils.add_global_variable(module, arrty, name, 3)
+        gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
+        gv.align = alignment
+    elif grow and (gv.value_type.count < size or (gv.align or 1) < alignment):
+        # A TempStorage's array grows with each call lowered into it.  llvmlite prints the
+        # module (types included) only once lowering is over, and the casts already emitted
+        # read the global's type then: resizing it here resizes it everywhere.
+        arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), max(size, gv.value_type.count))
+        gv.value_type = arrty
+        gv.type = llvm_ir.PointerType(arrty, 3)
+        gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
+        gv.align = max(gv.align or 1, alignment)
+    return builder.addrspacecast(gv, llvm_ir.PointerType(llvm_ir.IntType(8)), "generic")
+
+
+def local_array(context, builder, arrty, items: int, alignment: int):
+    """An aligned ``[items x T]`` on the stack: (the 1-D C array value of type ``arrty``, ``T*``)."""
+    elty = context.get_data_type(arrty.dtype)
+    storage = cgutils.alloca_once(builder, llvm_ir.ArrayType(elty, items))
+    storage.align = alignment
+    data = builder.bitcast(storage, elty.as_pointer())
+    ary = context.make_array(arrty)(context, builder)
+    itemsize = context.get_abi_sizeof(elty)
+    intp = context.get_value_type(types.intp)
+    context.populate_array(ary, data=data, shape=[llvm_ir.Constant(intp, items)],
+                           strides=[llvm_ir.Constant(intp, itemsize)],
+                           itemsize=llvm_ir.Constant(intp, itemsize), meminfo=None)
+    return ary._getvalue(), data
+
+
+def array_data(context, builder, arrty, value):
+    return cgutils.create_struct_proxy(arrty)(context, builder, value).data
+
+
+def array_extent(context, builder, arrty, value):
+    return builder.extract_value(cgutils.create_struct_proxy(arrty)(context, builder, value).shape, 0)
+
+
+def as_i8_pointer(builder, ptr):
+    return builder.bitcast(ptr, llvm_ir.PointerType(llvm_ir.IntType(8)))
+
+
+def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=False) -> bytes:
+    """LTO-IR of a Python device function with the C ABI under ``symbol`` (public ``cuda.compile``;
+    an explicit ``cc`` needs no GPU)."""
+    options = {"fastmath": True} if fastmath else {}
+    ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c", abi_info={"abi_name": symbol},
+                                   output="ltoir", cc=tuple(cc), **options)
+    return bytes(ltoir)
+
+
+def device_function_restype(pyfunc, argtypes, *, cc):
+    """The return type numba-cuda infers for a device function called with ``argtypes``."""
+    _ptx, restype = cuda.compile(pyfunc, tuple(argtypes), device=True, output="ptx", cc=tuple(cc))
+    return restype
+
+
+# ----------------------------------------------------------------------------------------
+# Compiling to cubin without a driver
+# ----------------------------------------------------------------------------------------
+
+def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, **options):
+    """``(cubin bytes, post-LTO PTX)`` of ``pyfunc`` for ``cc`` and ``block``; no GPU needed.
+
+    numba-cuda's public ``compile_all`` returns the kernel's LTO-IR and its link items
+    (the providers' LTO-IR that the lowering added); nvJitLink (``cuda.core.Linker``)
+    links them with LTO, so every provider is inlined.  ``-optimize-unused-variables``
+    drops the CCCL headers' unused ``__device__`` constants (~100 KB).
+    """
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+
+    with forced_launch(block, grid, tuple(cc)), _forced_device(cc):
+        parts, _restype = cuda.compile_all(pyfunc, tuple(argtypes), device=False, abi="numba",
+                                           output="ltoir", cc=tuple(cc), **options)
+    objects = []
+    for index, part in enumerate(parts):
+        data = part if isinstance(part, (bytes, bytearray)) else getattr(part, "data", None)
+        if data is None:
+            with open(part.path, "rb") as fh:  # a file link item
+                data = fh.read()
+        objects.append(ObjectCode.from_ltoir(bytes(data), name=f"part{index}"))
+    arch = f"sm_{cc[0]}{cc[1]}"
+
+    def link(kind):
+        opts = LinkerOptions(arch=arch, link_time_optimization=True, optimize_unused_variables=True,
+                             ptx=kind == "ptx")
+        return Linker(*objects, options=opts).link(kind).code
+
+    ptx = link("ptx")
+    return bytes(link("cubin")), (ptx.decode() if isinstance(ptx, (bytes, bytearray)) else str(ptx)).rstrip("\x00")

@@ -1,0 +1,52 @@
+"""Compile a cuda.coop kernel written for classic numba-cuda to cubin, without a GPU.
+
+``compile_cubin(kernel, argtypes, cc=(9, 0), block=128)`` types and lowers the kernel
+for that block shape (there is no launch to read it from), takes numba-cuda's LTO-IR
+of the kernel and of the providers its calls link (``cuda.compile_all``), and links
+them with nvJitLink (LTO, so every provider is inlined).  It returns the same
+:class:`~cuda.coop.numba_mlir.KernelBinary` as the numba-cuda-mlir backend's.
+"""
+
+from __future__ import annotations
+
+from .._binary import KernelBinary, dims3 as _dims3
+from . import _compat as C
+
+__all__ = ["compile_cubin", "KernelBinary"]
+
+
+class _Reader:
+    """The compile result here is the post-LTO PTX itself."""
+
+    @staticmethod
+    def post_lto_ptx(ptx):
+        return ptx
+
+    @staticmethod
+    def required_dynamic_shared_bytes(ptx):
+        return 0  # this backend places all cooperative scratch in static shared memory
+
+
+def _argtype(value):
+    if isinstance(value, C.types.Type):
+        return value
+    if isinstance(value, (bool, int)):
+        return C.types.literal(value)
+    return C.typeof(value)
+
+
+def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, **options) -> KernelBinary:
+    """Compile ``kernel`` (a numba-cuda ``@cuda.jit`` kernel or its function) for ``cc`` and ``block``.
+
+    ``argtypes``: numba-cuda types, example values, or ints (literal values the kernel
+    is specialized on, as a launch specializes on an ``items_per_thread`` argument).
+    ``block=None`` compiles without launch facts: cooperative calls then raise
+    UnknownBlockDimensionError.  ``options`` go to ``numba.cuda.compile_all``.
+    """
+    pyfunc = getattr(kernel, "py_func", kernel)
+    block = None if block is None else _dims3(block, "block")
+    grid = _dims3(grid, "grid") if grid is not None else (1, 1, 1)
+    types_ = [_argtype(a) for a in argtypes]
+    cubin, ptx = C.compile_kernel_cubin(pyfunc, types_, cc=tuple(cc), block=block, grid=grid, **options)
+    return KernelBinary(cubin=cubin, cc=tuple(cc), block=block, name=getattr(pyfunc, "__name__", "kernel"),
+                        _compile_result=ptx, _reader=_Reader)

@@ -1,0 +1,282 @@
+"""Lowering of cuda.coop calls in classic numba-cuda kernels (llvmlite).
+
+numba-cuda lowers one call at a time (``lower_builtin`` sees the call's signature and
+values, not the kernel), so each call is planned on its own: the block shape comes
+from the launch being compiled (or ``compile_cubin``'s), the core generates the call's
+provider and NVRTC builds it (cached by its C++), the LTO-IR joins the kernel's link
+items, and the call becomes a call of the provider's ``extern "C"`` symbol, which LTO
+inlines.  A call that needs scratch gets its own ``__shared__`` array, sized by the
+provider's layout and ending in the provider's barrier (``auto_sync``), so calls never
+overlap in shared memory; the numba-cuda-mlir backend, which sees the whole kernel,
+overlaps them instead.
+"""
+
+from __future__ import annotations
+
+from ... import _env
+from ..._diagnostics import raise_at
+from ..._errors import CoopError, SharedMemoryLimitError, TempStorageError, UnknownBlockDimensionError
+from ..._payloads import TempStorage, ThreadData
+from ... import _groups
+from ...core import spec
+from ...core.build import arch_for_cc, build_providers
+from ...core.cpp import make_provider
+from ...core.storage import STATIC_SHARED_LIMIT, StorageUse, plan_storage
+from ...ops._launch_rules import CLUSTER_MIN_CC
+from ...ops._registry import all_headers, all_specs
+from ...ops._validate import require_launch_block
+from .._callbacks import resolve_callbacks
+from . import _compat as C
+from .types import ThreadDataType, describe_type, numba_type_of_dtype
+from .typing import GROUP_BY_KEY, keyword_names, plan_call, unsupported
+
+types = C.types
+ir = C.llvm_ir
+_LTOIR_OBJECTS: dict = {}  # build key -> LTOIR (one object per build: the link de-duplicates by identity)
+
+
+def _raise_here(exc):
+    loc, function = C.lowering_location()
+    raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), function)
+
+
+def _launch(plan) -> spec.LaunchFacts:
+    if C.compiling_device_function_alone():
+        raise UnknownBlockDimensionError(
+            f"{plan.call}: this device function is compiled on its own, once for every launch, so the "
+            "block shape of the kernel that calls it is unknown; cuda.coop calls must be inlined into "
+            "their kernel: declare it @cuda.jit(device=True, inline='always')")
+    config = C.launch_config()
+    if config is None:
+        raise UnknownBlockDimensionError(
+            f"{plan.call}: the thread block shape is not known when compiling this kernel; cuda.coop "
+            "specializes kernels per block shape. Launch it as kernel[grid, block](...), or compile it with "
+            "cuda.coop.numba_cuda.compile_cubin(kernel, argtypes, cc=..., block=...)")
+    block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
+    require_launch_block(plan.call, block)
+    cc = config.get("cc") or _device_cc()
+    grid = config.get("grid")
+    grid = None if grid is None else tuple(grid) + (1,) * (3 - len(tuple(grid)))
+    if plan.group.kind == "cluster" and tuple(cc) >= CLUSTER_MIN_CC:
+        raise unsupported(f"{plan.call}: group={plan.group.label} (a thread-block cluster launch)")
+    return spec.LaunchFacts(block=block, cc=tuple(cc), grid=grid, cluster=None)
+
+
+def _device_cc():
+    # A launch-triggered compile targets the current device.
+    return tuple(C.cuda.get_current_device().compute_capability)
+
+
+def _site() -> tuple:
+    loc, function = C.lowering_location()
+    filename = getattr(loc, "filename", None)
+    if not filename:
+        return ()
+    import os
+
+    return (os.path.basename(filename), int(getattr(loc, "line", 0) or 0), function or "")
+
+
+def _build(provider, cc):
+    build = build_providers([provider], arch_for_cc(cc), prelude_headers=all_headers())
+    item = _LTOIR_OBJECTS.get(build.key)
+    if item is None:
+        item = C.LTOIR(build.ltoir, name=f"cuda_coop_{build.key[:16]}.ltoir")
+        _LTOIR_OBJECTS[build.key] = item
+    return build, item
+
+
+def _scratch(builder, call_label, provider, build):
+    """The call's own ``__shared__`` scratch: (generic i8* base, per-warp chunk or None)."""
+    size, align = build.layouts[provider.symbol]
+    need = provider.plan.storage
+    # Named by the provider's digest only: the provider's own name must not outlive LTO.
+    name = f"cuda_coop_scratch_{provider.symbol.rsplit('_', 1)[-1]}"
+    use = StorageUse(call=name, label=call_label, instance_bytes=size, instance_align=align,
+                     instances=provider.storage_instances(), temp_storage=None,
+                     width=need.width if need.per != "block" else 0)
+    plan = plan_storage([use], implicit_name=name, region_name_for_site=lambda s: name,
+                        cc=provider.launch.cc, allow_dynamic=False)
+    region, offset, chunk = plan.placement[name]
+    (reg,) = plan.regions.values()
+    regions = C.module_state(builder.module)
+    regions.setdefault(reg.name, {"size": reg.size, "align": reg.align, "users": [call_label]})
+    _check_static_limit(call_label, regions)
+    base = C.shared_global(builder, reg.name, reg.size, max(reg.align, 16))
+    if offset:
+        base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
+    return base, (chunk if need.per != "block" else None)
+
+
+def _check_static_limit(call_label, regions):
+    total = sum(r["size"] for r in regions.values())
+    if total > STATIC_SHARED_LIMIT:
+        raise SharedMemoryLimitError(
+            f"{call_label}: the cooperative scratch of this kernel needs {total} bytes of shared memory "
+            f"(one array per provider or coop.TempStorage on classic numba-cuda), above the "
+            f"{STATIC_SHARED_LIMIT}-byte static limit; pass the calls one coop.TempStorage() so that they "
+            "overlap, use fewer items per thread, or compile this kernel with numba-cuda-mlir (which moves "
+            "scratch to dynamic shared memory)")
+
+
+def _explicit_scratch(builder, call_label, provider, build, ts):
+    """A call's scratch in the user's ``coop.TempStorage``: one ``__shared__`` array per
+    TempStorage, grown as its calls are lowered.  ``sharing="shared"``: every call's scratch
+    at offset 0, overlapped; ``"exclusive"``: each call a slice of its own, appended."""
+    size, align = build.layouts[provider.symbol]
+    need = provider.plan.storage
+    use = StorageUse(call="call", label=call_label, instance_bytes=size, instance_align=align,
+                     instances=provider.storage_instances(), temp_storage=ts,
+                     width=need.width if need.per != "block" else 0)
+    regions = C.module_state(builder.module)
+    name = f"cuda_coop_ts{ts.site}"
+    region = regions.setdefault(name, {"size": 0, "align": max(ts.alignment or 1, 16), "users": []})
+    offset = 0 if ts.sharing == "shared" else -(-region["size"] // use.instance_align) * use.instance_align
+    needed = max(region["size"], offset + use.total_bytes)
+    region["users"].append(call_label)
+    if ts.size_in_bytes is not None and needed > ts.size_in_bytes:
+        raise TempStorageError(
+            f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; the calls using it "
+            f"({', '.join(sorted(set(region['users'])))}) need {needed} bytes (sharing={ts.sharing!r}); pass "
+            f"size_in_bytes>={needed} or omit it to infer")
+    region["size"] = needed
+    region["align"] = max(region["align"], use.instance_align)
+    _check_static_limit(call_label, regions)
+    base = C.shared_global(builder, name, ts.size_in_bytes or region["size"], region["align"], grow=True)
+    if offset:
+        base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
+    return base, (use.chunk if need.per != "block" else None)
+
+
+def _pointer_to(context, dtype):
+    return context.get_data_type(numba_type_of_dtype(dtype)).as_pointer()
+
+
+def _lower_operation(context, builder, sig, args, op_spec):
+    names = keyword_names(sig)
+    npos = len(sig.args) - len(names)
+    kwtys = dict(zip(names, sig.args[npos:]))
+    try:
+        plan = plan_call(op_spec, list(sig.args[:npos]), kwtys)
+        if _env.checked_mode():
+            plan = plan.with_checks(_site())
+        launch = _launch(plan)
+        symbols, callback_items = resolve_callbacks(plan, launch.cc, C) if plan.callbacks else ({}, [])
+        ts = None
+        if plan.temp_storage is not None and plan.temp_storage in kwtys:
+            ts = describe_type(kwtys[plan.temp_storage])
+            ts = ts if isinstance(ts, spec.TempStorageArg) else None
+        provider = make_provider(plan, launch, auto_sync=ts is None or ts.auto_sync is not False,
+                                 callbacks=symbols)
+        build, item = _build(provider, launch.cc)
+    except CoopError as exc:
+        _raise_here(exc)
+    # Bound arguments by the stub's parameter names: operands, then the controls by name.
+    import inspect
+
+    params = [p.name for p in op_spec.signature.parameters.values()
+              if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    bound = dict(zip(params, zip(sig.args[:npos], args[:npos])))
+    bound.update(zip(names, zip(sig.args[npos:], args[npos:])))
+    operands, results = [], []
+    result_items = _flatten_results(plan.result)
+    for operand in plan.operands:
+        if operand.passing in ("array", "payload"):
+            ty, value = bound[operand.source]
+            ptr = C.array_data(context, builder, ty, value)
+            operands.append(builder.bitcast(ptr, _pointer_to(context, operand.dtype)))
+        elif operand.passing == "value" and not operand.by_reference:
+            ty, value = bound[operand.source]
+            dst = numba_type_of_dtype(operand.dtype)
+            operands.append(context.cast(builder, value, ty, dst))
+        elif operand.passing == "scalar_in" or operand.by_reference:
+            ty, value = bound[operand.source]
+            dst = numba_type_of_dtype(operand.dtype)
+            slot = C.cgutils.alloca_once(builder, context.get_data_type(dst))
+            builder.store(context.get_value_as_data(builder, dst, context.cast(builder, value, ty, dst)), slot)
+            operands.append(slot)
+        elif operand.passing == "extent":
+            ty, value = bound[operand.source]
+            operands.append(C.array_extent(context, builder, ty, value))
+        elif operand.passing == "out":
+            index = 0 if operand.source == "result" else int(operand.source.split(".")[1])
+            res = result_items[index]
+            items = res.items if isinstance(res, spec.PayloadResult) else 1
+            arrty = ThreadDataType(numba_type_of_dtype(res.dtype), items)
+            value, data = C.local_array(context, builder, arrty, items, 16)
+            results.append((res, arrty, value, data))
+            operands.append(data)
+        else:  # pragma: no cover - a family declared an unknown passing mode
+            raise AssertionError(f"unknown operand passing {operand.passing!r}")
+    if provider.has_storage:
+        try:
+            if ts is not None:
+                base, chunk = _explicit_scratch(builder, plan.call, provider, build, ts)
+            else:
+                base, chunk = _scratch(builder, plan.call, provider, build)
+        except CoopError as exc:
+            _raise_here(exc)
+        operands.append(base)
+        if chunk is not None:
+            operands.append(ir.Constant(ir.IntType(64), chunk))
+    C.add_linking_file(context, item)
+    for callback_item in callback_items:
+        C.add_linking_file(context, callback_item)
+    fn = C.declare_void(builder, provider.symbol, [v.type for v in operands])
+    builder.call(fn, operands)
+    if plan.result is None:
+        return context.get_dummy_value()
+    if isinstance(plan.result, spec.OperandResult):
+        return bound[plan.result.source][1]
+    values = []
+    for res, arrty, value, data in results:
+        if isinstance(res, spec.ScalarResult):
+            values.append(context.get_data_as_value(builder, numba_type_of_dtype(res.dtype), builder.load(data)))
+        else:
+            values.append(value)
+    if isinstance(plan.result, spec.TupleResult):
+        return context.make_tuple(builder, sig.return_type, values)
+    return values[0]
+
+
+def _flatten_results(result):
+    if result is None or isinstance(result, spec.OperandResult):
+        return []
+    if isinstance(result, spec.TupleResult):
+        return list(result.items)
+    return [result]
+
+
+def _register_operation(op_spec):
+    def impl(context, builder, sig, args):
+        return _lower_operation(context, builder, sig, args, op_spec)
+
+    impl.__name__ = f"lower_coop_{op_spec.name}"
+    C.lower_builtin(op_spec.stub, types.VarArg(types.Any))(impl)
+
+
+def _lower_dummy(context, builder, sig, args):
+    return context.get_dummy_value()
+
+
+def _lower_thread_data(context, builder, sig, args):
+    ty = sig.return_type
+    value, _data = C.local_array(context, builder, ty, ty.items, max(ty.payload_alignment or 0, 16))
+    return value
+
+
+def _lower_items_per_thread(context, builder, typ, value):
+    return context.get_constant(types.intp, typ.items)
+
+
+def install():
+    """Register every lowering (called once by ``activate``)."""
+    any_args = types.VarArg(types.Any)
+    for op_spec in all_specs():
+        _register_operation(op_spec)
+    for factory in (_groups.this_block, _groups.this_warp, _groups.this_thread, _groups.this_grid,
+                    _groups.this_cluster, TempStorage):
+        C.lower_builtin(factory, any_args)(_lower_dummy)
+    C.lower_builtin(GROUP_BY_KEY, types.Any, any_args)(_lower_dummy)
+    C.lower_builtin(ThreadData, any_args)(_lower_thread_data)
+    C.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

@@ -1,0 +1,19 @@
+"""``import cuda.coop.numba_cuda as coop``: the cuda.coop API with the classic numba-cuda backend.
+
+Importing this module registers the backend for ``from numba import cuda`` kernels
+(package numba-cuda 0.30; whatever the import order) and adds ``compile_cubin``, which
+compiles such a kernel to cubin on a machine without a GPU.  docs/choosing_a_compiler.rst
+says what this backend supports compared with numba-cuda-mlir's.
+"""
+
+from cuda.coop import *  # noqa: F401,F403
+from cuda.coop import __all__ as _common_all
+from cuda.coop import register as _register
+
+_register("numba-cuda")
+
+from ._stateful import StatefulFunction  # noqa: E402
+from .backends._binary import KernelBinary  # noqa: E402
+from .backends.numba_cuda.compile import compile_cubin  # noqa: E402
+
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction"]

@@ -1,0 +1,74 @@
+"""Registration of the classic numba-cuda backend: automatic in either import order,
+explicit by name, and beside numba-cuda-mlir's (each kernel uses its own compiler's)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ..backends_param import require
+
+pytestmark = pytest.mark.compile
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _run(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION", None)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("first", ["coop", "numba"])
+def test_automatic_in_either_import_order(first):
+    require("numba-cuda")
+    imports = ["from cuda import coop", "from numba import cuda"]
+    if first == "numba":
+        imports.reverse()
+    out = _run("\n".join(imports) + "\nprint(sorted(coop._registration.active_backends()))")
+    assert out == "['numba-cuda']"
+
+
+def test_explicit_register_by_name_and_alias():
+    require("numba-cuda")
+    out = _run("""
+        from cuda import coop
+        import sys
+        assert 'numba.cuda' not in sys.modules
+        coop.register("numba-cuda"); coop.register("classic")
+        print(sorted(coop._registration.active_backends()))
+    """)
+    assert out == "['numba-cuda']"
+
+
+def test_both_compilers_each_kernel_its_own_backend():
+    require("numba-cuda")
+    require("numba-cuda-mlir")
+    out = _run("""
+        import numpy as np
+        from cuda import coop
+        from numba import cuda as classic
+        from numba_cuda_mlir import cuda as mlir
+        from numba.cuda import types as ct
+        from numba_cuda_mlir.numba_cuda import types as mt
+        from cuda.coop.numba_cuda import compile_cubin as compile_classic
+        from cuda.coop.numba_mlir import compile_cubin as compile_mlir
+
+        def body(src, dst):
+            items = coop.ThreadData(4, dtype=np.int32)
+            coop.load(coop.this_block(), src, items)
+            coop.store(coop.this_block(), dst, coop.inclusive_sum(coop.this_block(), items))
+
+        a = compile_classic(classic.jit(body), (ct.int32[::1], ct.int32[::1]), block=64)
+        b = compile_mlir(mlir.jit(body), (mt.int32[::1], mt.int32[::1]), block=64)
+        print(sorted(coop._registration.active_backends()), a.calls(), b.calls(), a.shared_bytes() > 0)
+    """)
+    assert out == "['numba-cuda', 'numba-cuda-mlir'] 0 0 True"
