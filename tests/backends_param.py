@@ -21,6 +21,15 @@ _MODULE = {"numba-cuda-mlir": "numba_cuda_mlir", "numba-cuda": "numba_cuda"}
 def require(compiler: str) -> None:
     if importlib.util.find_spec(_MODULE[compiler]) is None:
         pytest.skip(f"{compiler} is not installed (pip install 'cuda-coop[{compiler}-cu13]')")
+    if compiler == "numba-cuda":
+        from cuda.coop._errors import BackendUnavailableError
+
+        try:
+            from cuda import coop
+
+            coop.register("numba-cuda")
+        except BackendUnavailableError as error:  # e.g. numba.cuda is an old numba's own target
+            pytest.skip(f"numba-cuda backend unavailable here: {error}")
 
 
 def kernel_for(compiler: str, source: str):

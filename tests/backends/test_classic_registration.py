@@ -72,3 +72,21 @@ def test_both_compilers_each_kernel_its_own_backend():
         print(sorted(coop._registration.active_backends()), a.calls(), b.calls(), a.shared_bytes() > 0)
     """)
     assert out == "['numba-cuda', 'numba-cuda-mlir'] 0 0 True"
+
+
+def test_an_old_numbas_own_cuda_target_is_refused_by_name():
+    """numba-cuda installed beside a numba that keeps its own ``numba.cuda`` (a CUDA 13 image
+    had one): registering says so, instead of failing on a missing numba.cuda module."""
+    require("numba-cuda")
+    import types
+
+    from cuda.coop._errors import BackendUnavailableError
+    from cuda.coop.backends.numba_cuda import _compat
+
+    builtin = types.ModuleType("numba.cuda")
+    builtin.__file__ = os.path.join(os.sep, "site-packages", "numba", "cuda", "__init__.py")
+    with pytest.raises(BackendUnavailableError, match="numba.cuda is numba .*own CUDA target"):
+        _compat.check_numba_cuda_is_the_target(builtin)
+    from numba import cuda
+
+    _compat.check_numba_cuda_is_the_target(cuda)  # numba-cuda's own: accepted

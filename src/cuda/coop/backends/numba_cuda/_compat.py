@@ -41,10 +41,31 @@ def check_version():
     return version
 
 
+def check_numba_cuda_is_the_target(cuda_module):
+    """``numba.cuda`` must be numba-cuda's package (``numba_cuda/numba/cuda``).
+
+    An older numba keeps its own built-in CUDA target under ``numba.cuda`` even with
+    numba-cuda installed (seen in a CUDA 13 image with numba-cuda 0.30.4): this backend
+    needs numba-cuda's modules (``numba.cuda.cgutils``, ``numba.cuda.core``, ...).
+    """
+    import os
+
+    location = getattr(cuda_module, "__file__", None) or ""
+    if "numba_cuda" not in location.split(os.sep):
+        import numba
+
+        raise BackendUnavailableError(
+            f"coop.register('numba-cuda'): numba.cuda is numba {numba.__version__}'s own CUDA target "
+            f"({location or 'no file'}), not numba-cuda's, although numba-cuda is installed; upgrade numba "
+            f"so that numba.cuda resolves to numba-cuda (pip install -U numba; tested with numba 0.68.1)")
+
+
 check_version()
 
 import llvmlite.ir as llvm_ir  # noqa: E402
 from numba import cuda  # noqa: E402  (numba-cuda's: numba_cuda/numba/cuda)
+
+check_numba_cuda_is_the_target(cuda)
 from numba.cuda import cgutils, types  # noqa: E402
 from numba.cuda import launchconfig as _launchconfig  # noqa: E402
 from numba.cuda.core import ir  # noqa: E402
