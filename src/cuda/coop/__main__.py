@@ -62,6 +62,9 @@ def _cache() -> dict:
     if directory.is_dir():  # not created just for a report
         try:
             entries = ProviderCache.count_entries()
+        except ImportError:
+            # cuda.core (the disk layer) is missing with the toolkit: count the entry files.
+            entries = sum(1 for path in (directory / "entries").rglob("*") if path.is_file())
         except OSError:
             pass
         for path in directory.rglob("*"):  # entries and in-flight temporaries: what counts against the limit
