@@ -44,9 +44,11 @@ def check_version():
 def check_numba_cuda_is_the_target(cuda_module):
     """``numba.cuda`` must be numba-cuda's package (``numba_cuda/numba/cuda``).
 
-    An older numba keeps its own built-in CUDA target under ``numba.cuda`` even with
-    numba-cuda installed (seen in a CUDA 13 image with numba-cuda 0.30.4): this backend
-    needs numba-cuda's modules (``numba.cuda.cgutils``, ``numba.cuda.core``, ...).
+    numba-cuda replaces numba's built-in CUDA target through ``_numba_cuda_redirector.pth``,
+    and Python runs a ``.pth`` file only from a site directory: with numba-cuda on a path
+    added otherwise (seen on the H200 image: a venv that reaches the image's packages by
+    path), ``numba.cuda`` stays numba's own target, which lacks the modules this backend
+    uses (``numba.cuda.cgutils``, ``numba.cuda.core``, ...).
     """
     import os
 
@@ -55,9 +57,11 @@ def check_numba_cuda_is_the_target(cuda_module):
         import numba
 
         raise BackendUnavailableError(
-            f"coop.register('numba-cuda'): numba.cuda is numba {numba.__version__}'s own CUDA target "
-            f"({location or 'no file'}), not numba-cuda's, although numba-cuda is installed; upgrade numba "
-            f"so that numba.cuda resolves to numba-cuda (pip install -U numba; tested with numba 0.68.1)")
+            f"coop.register('numba-cuda'): numba.cuda is numba {numba.__version__}'s built-in CUDA target "
+            f"({location or 'no file'}), not numba-cuda's, although numba-cuda is installed: numba-cuda "
+            "swaps it in through _numba_cuda_redirector.pth, which Python runs only from a site-packages "
+            "directory; install numba-cuda into this environment's site-packages "
+            f"({_EXTRA_HINT}), or `import _numba_cuda_redirector` before the first `import numba`")
 
 
 check_version()
