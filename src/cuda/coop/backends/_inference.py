@@ -255,6 +255,54 @@ class PayloadDtypeAnalysis:
                 return np.dtype(default).type
         return None
 
+    # -- cuda.local.array payloads (an IR edit, the same on both compilers' IR) ----------
+
+    def coop_operands(self, func_ir) -> set:
+        """Names of the variables passed (positionally or by keyword) to any cooperative call."""
+        names = set()
+        for expr in self.calls(func_ir):
+            if isinstance(self.resolve_value(func_ir, expr.func), KernelFunction):
+                for var in [*expr.args, *(v for _, v in expr.kws)]:
+                    names.add(self.root(func_ir, var).name)
+        return names
+
+    def local_array_as_thread_data(self, func_ir, inst, scope) -> list:
+        """Turn ``x = cuda.local.array(n, dtype[, alignas=a])`` into ``x = ThreadData(n, dtype, alignment=a)``.
+
+        A fixed-size 1-D local array passed to a cooperative call is the same thing as a
+        ``ThreadData(n, dtype)``.  Returns the assignments to insert before ``inst`` (the one
+        that binds ``ThreadData`` last), or [] when the shape is not one compile-time length
+        (a 2-D array is left alone).
+        """
+        from .._payloads import ThreadData
+
+        ir = self.ir
+        expr = inst.value
+        kws = dict(expr.kws)
+        shape = expr.args[0] if expr.args else kws.get("shape")
+        dtype = expr.args[1] if len(expr.args) > 1 else kws.get("dtype")
+        if shape is None or dtype is None:
+            return []
+        added = []
+        d = self.definition(func_ir, shape)
+        if isinstance(d, ir.Expr) and d.op == "build_tuple":  # (n,) spelled in the kernel
+            if len(d.items) != 1:
+                return []
+            shape = d.items[0]
+        elif isinstance(d, (ir.Const, ir.Global, ir.FreeVar)) and isinstance(d.value, tuple):  # a constant (n,)
+            if len(d.value) != 1:
+                return []
+            shape = ir.Var(scope, f"$coop_local_len.{id(inst)}", inst.loc)
+            func_ir._definitions[shape.name] = [ir.Const(d.value[0], inst.loc)]
+            added.append(ir.Assign(ir.Const(d.value[0], inst.loc), shape, inst.loc))
+        callee = ir.Var(scope, f"$coop_thread_data.{id(inst)}", inst.loc)
+        glob = ir.Global("ThreadData", ThreadData, inst.loc)
+        func_ir._definitions[callee.name] = [glob]
+        expr.func = callee
+        expr.args = [shape, dtype]
+        expr.kws = [("alignment", v) for k, v in expr.kws if k == "alignas"]
+        return [*added, ir.Assign(glob, callee, inst.loc)]
+
     def has_dtype(self, expr) -> bool:
         """Whether a ``ThreadData(...)`` call passes ``dtype`` (second positional or keyword)."""
         return len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)

@@ -1,5 +1,8 @@
 """Rewrites that give an untyped ``coop.ThreadData(n)`` its dtype (classic numba-cuda).
 
+They also turn a fixed-size 1-D ``cuda.local.array(n, dtype)`` passed to a cooperative
+call into ``coop.ThreadData(n, dtype)``, as the numba-cuda-mlir backend does.
+
 numba types each call in isolation, so the dtype of a ``ThreadData(n)`` without ``dtype``
 (the array it is loaded from or stored to, the first value written into it, the output
 keyword it is passed as) needs the whole function.  The analysis is the one the
@@ -24,29 +27,39 @@ ir = C.ir
 _ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend)
 
 
-def _thread_data_calls(func_ir, block):
-    for inst in block.body:
-        if (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call"
-                and _ANALYSIS.resolve_value(func_ir, inst.value.func) is ThreadData):
-            yield inst
-
-
 @C.register_rewrite("before-inference")
 class InferPayloadDtypes(C.Rewrite):
+    """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``."""
+
     def match(self, func_ir, block, typemap, calltypes):
-        self.func_ir, self.block, self.todo = func_ir, block, {}
-        for inst in _thread_data_calls(func_ir, block):
+        self.func_ir, self.block, self.todo, self.prefix = func_ir, block, {}, {}
+        operands = None
+        for inst in block.body:
+            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call"):
+                continue
+            callee = _ANALYSIS.resolve_value(func_ir, inst.value.func)
+            if callee is C.cuda.local.array:
+                # A fixed-size 1-D cuda.local.array passed to a cooperative call is a
+                # ThreadData(n, dtype): every family then takes it as input and output.
+                operands = _ANALYSIS.coop_operands(func_ir) if operands is None else operands
+                if inst.target.name in operands:
+                    added = _ANALYSIS.local_array_as_thread_data(func_ir, inst, block.scope)
+                    if added:
+                        self.prefix[id(inst)] = added
+                continue
             expr = inst.value
-            if _ANALYSIS.has_dtype(expr) or any(k == DTYPE_FROM for k, _ in expr.kws):
+            if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
+                    or any(k == DTYPE_FROM for k, _ in expr.kws)):
                 continue
             source = _ANALYSIS.dtype_source(func_ir, inst.target)
             if source is not None:
                 self.todo[id(inst)] = source
-        return bool(self.todo)
+        return bool(self.todo or self.prefix)
 
     def apply(self):
         body = []
         for inst in self.block.body:
+            body.extend(self.prefix.get(id(inst), ()))
             source = self.todo.get(id(inst))
             if source is not None:
                 if isinstance(source, type):  # a NumPy scalar type an output keyword implies

@@ -209,49 +209,8 @@ def _check_constant_arguments(func_ir, expr, callee, loc, fname):
         raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
-def _coop_operands(func_ir) -> set:
-    """Names of the variables passed (positionally or by keyword) to any cooperative call."""
-    names = set()
-    for block in func_ir.blocks.values():
-        for inst in block.body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                if isinstance(_resolve_value(func_ir, inst.value.func), KernelFunction):
-                    for var in [*inst.value.args, *(v for _, v in inst.value.kws)]:
-                        names.add(_root(func_ir, var).name)
-    return names
-
-
-def _local_array_as_thread_data(func_ir, inst, scope) -> list:
-    """Turn ``x = cuda.local.array(n, dtype[, alignas=a])`` into ``x = ThreadData(n, dtype, alignment=a)``.
-
-    Returns the assignment that binds ``ThreadData`` (to go before ``inst``), or []
-    when the shape is not one compile-time length (a 2-D array is left alone).
-    """
-    expr = inst.value
-    kws = dict(expr.kws)
-    shape = expr.args[0] if expr.args else kws.get("shape")
-    dtype = expr.args[1] if len(expr.args) > 1 else kws.get("dtype")
-    if shape is None or dtype is None:
-        return []
-    added = []
-    d = _definition(func_ir, shape)
-    if isinstance(d, ir.Expr) and d.op == "build_tuple":  # (n,) spelled in the kernel
-        if len(d.items) != 1:
-            return []
-        shape = d.items[0]
-    elif isinstance(d, (ir.Const, ir.Global, ir.FreeVar)) and isinstance(d.value, tuple):  # a constant (n,)
-        if len(d.value) != 1:
-            return []
-        shape = ir.Var(scope, f"$coop_local_len.{id(inst)}", inst.loc)
-        func_ir._definitions[shape.name] = [ir.Const(d.value[0], inst.loc)]
-        added.append(ir.Assign(ir.Const(d.value[0], inst.loc), shape, inst.loc))
-    callee = ir.Var(scope, f"$coop_thread_data.{id(inst)}", inst.loc)
-    glob = ir.Global("ThreadData", ThreadData, inst.loc)
-    func_ir._definitions[callee.name] = [glob]
-    expr.func = callee
-    expr.args = [shape, dtype]
-    expr.kws = [("alignment", v) for k, v in expr.kws if k == "alignas"]
-    return [*added, ir.Assign(glob, callee, inst.loc)]
+_coop_operands = _ANALYSIS.coop_operands
+_local_array_as_thread_data = _ANALYSIS.local_array_as_thread_data
 
 
 @register_rewrite("before-inference")
