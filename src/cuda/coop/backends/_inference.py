@@ -159,7 +159,8 @@ class PayloadDtypeAnalysis:
         ir = self.ir
         for label in sorted(func_ir.blocks):
             for inst in func_ir.blocks[label].body:
-                if isinstance(inst, (ir.SetItem, ir.StaticSetItem)) and self.same_var(func_ir, inst.target, payload_var):
+                if (isinstance(inst, (ir.SetItem, ir.StaticSetItem))
+                        and self.same_var(func_ir, inst.target, payload_var)):
                     return inst.value
                 if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
                     out = dict(inst.value.kws).get("aggregate_output")

@@ -23,6 +23,10 @@ kernel argument, or a slice of one, so it is defined before the payload), and
 records whether ``items_per_thread`` is a kernel argument so the typer can ask
 for it as a literal.  It also runs on the IR of ``inline="always"`` device
 functions before they are inlined.
+
+The analysis (the dtype source) and the local-array edit are shared with the classic
+numba-cuda backend (``backends/_inference.py``); this module keeps the site tagging and
+the checks of numba-cuda-mlir.
 """
 
 from __future__ import annotations
