@@ -165,17 +165,34 @@ def kernel(src, dst):
     assert "# unsupported here" in str(info.value)
 
 
-def test_classic_needs_the_payload_dtype():
-    module = kernel_for("numba-cuda", """
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_payload_dtype_from_the_load_source(compiler):
+    # Both compilers infer a ThreadData's dtype (backends/_inference.py); the cases are in
+    # test_payload_inference.py.  Here: the int64 load source types the payload, and the
+    # int64 destination then matches it (a mismatch is a DtypeMismatchError).
+    module = kernel_for(compiler, """
 @cuda.jit
-def kernel(src):
-    items = coop.ThreadData(4)  # no dtype
+def kernel(src, dst):
+    items = coop.ThreadData(4)
     coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(coop.this_block(), items))
 """)
-    types = types_for("numba-cuda")
-    with pytest.raises(UnknownDtypeError, match="pass dtype=") as info:
-        compile_for("numba-cuda", module.kernel, (types.int32[::1],), block=128)
-    assert "# no dtype" in str(info.value)
+    types = types_for(compiler)
+    compile_for(compiler, module.kernel, (types.int64[::1], types.int64[::1]), block=128)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_payload_dtype_that_nothing_gives_is_a_named_error(compiler):
+    module = kernel_for(compiler, """
+@cuda.jit
+def kernel(dst):
+    items = coop.ThreadData(4)  # nothing types it
+    dst[cuda.threadIdx.x] = items[0]
+""")
+    types = types_for(compiler)
+    with pytest.raises(UnknownDtypeError, match="cannot be inferred.*pass dtype=") as info:
+        compile_for(compiler, module.kernel, (types.int32[::1],), block=128)
+    assert "# nothing types it" in str(info.value)
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)

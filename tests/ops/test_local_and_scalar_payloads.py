@@ -15,8 +15,12 @@ import pytest
 from cuda.coop.reference import exchange as ref_exchange
 from cuda.coop.reference import radix as ref_radix
 
-from ..kernelgen import module_from_source
-from .cubin_checks import assert_inlined, compile_cubin, numba_types
+from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for, types_for
+from .cubin_checks import assert_inlined
+
+# Every case runs on both compilers (classic numba-cuda: the rewrite in
+# backends/numba_cuda/rewrite.py turns such a local array into a ThreadData too).
+pytestmark = pytest.mark.parametrize("compiler", COMPILERS)
 
 K = 4
 THREADS = 128
@@ -100,12 +104,12 @@ def _source(template: str, **kw) -> str:
     return template.format(K=K, TILE=TILE, THREADS=THREADS, NBLOCKS=NBLOCKS, WARPS=THREADS // 32, **kw)
 
 
-def movement_kernel(dtype: str):
-    return module_from_source(_source(_MOVEMENT, dtype=dtype)).kernel
+def movement_kernel(compiler, dtype: str):
+    return kernel_for(compiler, _source(_MOVEMENT, dtype=dtype)).kernel
 
 
-def ordering_kernel():
-    return module_from_source(_source(_ORDERING)).kernel
+def ordering_kernel(compiler):
+    return kernel_for(compiler, _source(_ORDERING)).kernel
 
 
 # ----------------------------------------------------------------------------------------
@@ -114,43 +118,40 @@ def ordering_kernel():
 
 @pytest.mark.compile
 @pytest.mark.parametrize("dtype", ["int32", "float64"])
-def test_movement_with_local_arrays_compiles_inlined(dtype):
-    T = numba_types()
+def test_movement_with_local_arrays_compiles_inlined(dtype, compiler):
+    T = types_for(compiler)
     arr = getattr(T, dtype)[::1]
     i32 = T.int32[::1]
-    kb = compile_cubin(movement_kernel(dtype), (arr, arr, arr, arr, arr, arr, arr, arr, i32), cc=(9, 0),
-                       block=THREADS)
+    kb = compile_for(compiler, movement_kernel(compiler, dtype), (arr,) * 8 + (i32,), cc=(9, 0), block=THREADS)
     assert_inlined(kb, (9, 0))
 
 
 @pytest.mark.compile
-def test_ordering_with_local_arrays_and_scalars_compiles_inlined():
-    T = numba_types()
+def test_ordering_with_local_arrays_and_scalars_compiles_inlined(compiler):
+    T = types_for(compiler)
     i32 = T.int32[::1]
-    kb = compile_cubin(ordering_kernel(), (i32,) * 10, cc=(9, 0), block=THREADS)
+    kb = compile_for(compiler, ordering_kernel(compiler), (i32,) * 10, cc=(9, 0), block=THREADS)
     assert_inlined(kb, (9, 0))
 
 
 @pytest.mark.compile
-def test_a_local_array_used_only_outside_coop_stays_a_local_array():
-    from numba_cuda_mlir import cuda
-
-    import cuda.coop.numba_mlir as coop
-
-    @cuda.jit
-    def kernel(src, dst):
-        items = coop.ThreadData(2)
-        coop.load(coop.this_block(), src, items)
-        scratch = cuda.local.array((2, 2), np.int32)  # 2-D: never a payload
-        plain = cuda.local.array(2, np.int32)
-        for i in range(2):
-            scratch[i, 0] = items[i]
-            plain[i] = scratch[i, 0] * 2
-        coop.store(coop.this_block(), dst, items)
-        dst[0] = plain[0]
-
-    T = numba_types()
-    assert_inlined(compile_cubin(kernel, (T.int32[::1], T.int32[::1]), cc=(9, 0), block=64), (9, 0))
+def test_a_local_array_used_only_outside_coop_stays_a_local_array(compiler):
+    module = kernel_for(compiler, """
+@cuda.jit
+def kernel(src, dst):
+    items = coop.ThreadData(2)
+    coop.load(coop.this_block(), src, items)
+    scratch = cuda.local.array((2, 2), np.int32)  # 2-D: never a payload
+    plain = cuda.local.array(2, np.int32)
+    for i in range(2):
+        scratch[i, 0] = items[i]
+        plain[i] = scratch[i, 0] * 2
+    coop.store(coop.this_block(), dst, items)
+    dst[0] = plain[0]
+""")
+    T = types_for(compiler)
+    kb = compile_for(compiler, module.kernel, (T.int32[::1], T.int32[::1]), cc=(9, 0), block=64)
+    assert_inlined(kb, (9, 0))
 
 
 # ----------------------------------------------------------------------------------------
@@ -165,8 +166,8 @@ def _random(rng, dtype, n):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["int32", "float64"])
-def test_movement_families_read_and_write_local_arrays(dtype):
-    from numba_cuda_mlir import cuda
+def test_movement_families_read_and_write_local_arrays(dtype, compiler):
+    gpu_for(compiler)
 
     rng = np.random.default_rng(11)
     n = NBLOCKS * TILE
@@ -178,9 +179,9 @@ def test_movement_families_read_and_write_local_arrays(dtype):
     warp_sums = np.full(NBLOCKS * THREADS // 32, poison, dtype)
     diffs = np.full(n, poison, dtype)
     heads = np.full(n, -1, np.int32)
-    d_args = [cuda.to_device(a) for a in (src, *outs, sums, warp_sums, diffs, heads)]
-    movement_kernel(dtype)[NBLOCKS, THREADS](*d_args)
-    copy, striped, shifted, scanned, sums, warp_sums, diffs, heads = (a.copy_to_host() for a in d_args[1:])
+    args = [src, *outs, sums, warp_sums, diffs, heads]
+    movement_kernel(compiler, dtype)[NBLOCKS, THREADS](*args)  # host arrays: copied in and back by the launch
+    copy, striped, shifted, scanned, sums, warp_sums, diffs, heads = args[1:]
     if np.dtype(dtype).kind == "f":
         close = np.testing.assert_allclose
     else:
@@ -203,8 +204,8 @@ def test_movement_families_read_and_write_local_arrays(dtype):
 
 
 @pytest.mark.gpu
-def test_ordering_families_read_local_arrays_and_scalars():
-    from numba_cuda_mlir import cuda
+def test_ordering_families_read_local_arrays_and_scalars(compiler):
+    gpu_for(compiler)
 
     rng = np.random.default_rng(12)
     n = NBLOCKS * TILE
@@ -217,9 +218,8 @@ def test_ordering_families_read_local_arrays_and_scalars():
     scalar_ranks = np.full(NBLOCKS * THREADS, -77, np.int32)
     scalar_pairs = np.full(NBLOCKS * THREADS, -77, np.int32)
     arrays = [src, *outs.values(), counts, scalar_sorted, scalar_ranks, scalar_pairs]
-    d_args = [cuda.to_device(a) for a in arrays]
-    ordering_kernel()[NBLOCKS, THREADS](*d_args)
-    got = [a.copy_to_host() for a in d_args[1:]]
+    ordering_kernel(compiler)[NBLOCKS, THREADS](*arrays)  # host arrays: copied in and back by the launch
+    got = arrays[1:]
     merged, radix_keys, radix_values, ranks, top, counts, scalar_sorted, scalar_ranks, scalar_pairs = got
     for b in range(NBLOCKS):
         sl = slice(b * TILE, (b + 1) * TILE)

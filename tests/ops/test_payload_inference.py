@@ -6,8 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ..kernelgen import module_from_source
-from .cubin_checks import assert_inlined, compile_cubin, numba_types
+from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for, types_for
+from .cubin_checks import assert_inlined
+
+# Every case runs on both compilers: numba-cuda-mlir and classic numba-cuda share the
+# analysis (backends/_inference.py); each backend only edits its own IR.
+pytestmark = pytest.mark.parametrize("compiler", COMPILERS)
 
 _SOURCE = """
 @cuda.jit
@@ -25,30 +29,29 @@ def kernel(src, dst, aggs):
 """
 
 
-def kernel():
-    return module_from_source(_SOURCE).kernel
+def kernel(compiler):
+    return kernel_for(compiler, _SOURCE).kernel
 
 
 @pytest.mark.compile
-def test_dtype_from_the_first_write_and_from_aggregate_output():
-    T = numba_types()
-    kb = compile_cubin(kernel(), (T.int16[::1], T.int16[::1], T.int16[::1]), cc=(9, 0), block=64)
+def test_dtype_from_the_first_write_and_from_aggregate_output(compiler):
+    T = types_for(compiler)
+    kb = compile_for(compiler, kernel(compiler), (T.int16[::1],) * 3, cc=(9, 0), block=64)
     assert_inlined(kb, (9, 0))
 
 
 @pytest.mark.gpu
-def test_inferred_payloads_on_the_device():
-    from numba_cuda_mlir import cuda
+def test_inferred_payloads_on_the_device(compiler):
+    gpu_for(compiler)
 
     rng = np.random.default_rng(3)
     src = rng.integers(-100, 100, size=256).astype(np.int16)
     dst = np.full(256, -1, np.int16)
     aggs = np.full(64, -1, np.int16)
-    d_dst, d_aggs = cuda.to_device(dst), cuda.to_device(aggs)
-    kernel()[1, 64](cuda.to_device(src), d_dst, d_aggs)
+    kernel(compiler)[1, 64](src, dst, aggs)  # host arrays: copied in and back by the launch
     doubled = (src * 2).astype(np.int16)
-    np.testing.assert_array_equal(d_dst.copy_to_host(), np.r_[0, np.cumsum(doubled, dtype=np.int16)[:-1]])
-    assert (d_aggs.copy_to_host() == doubled.sum(dtype=np.int16)).all()
+    np.testing.assert_array_equal(dst, np.r_[0, np.cumsum(doubled, dtype=np.int16)[:-1]])
+    assert (aggs == doubled.sum(dtype=np.int16)).all()
 
 
 # coop.load returns its output payload itself (NVIDIA's cuda.coop does): the result feeds
@@ -73,28 +76,27 @@ def kernel(src, sorted_out, stored, aliased, warp_out):
 N_VALID, OOB = 181, -5
 
 
-def load_result_kernel():
-    return module_from_source(f"n_valid = {N_VALID}\nOOB = {OOB}\n" + _LOAD_RESULT_SOURCE).kernel
+def load_result_kernel(compiler):
+    return kernel_for(compiler, f"n_valid = {N_VALID}\nOOB = {OOB}\n" + _LOAD_RESULT_SOURCE).kernel
 
 
 @pytest.mark.compile
-def test_load_result_compiles_for_block_and_warp():
-    T = numba_types()
+def test_load_result_compiles_for_block_and_warp(compiler):
+    T = types_for(compiler)
     arr = T.int32[::1]
-    kb = compile_cubin(load_result_kernel(), (arr,) * 5, cc=(9, 0), block=64)
+    kb = compile_for(compiler, load_result_kernel(compiler), (arr,) * 5, cc=(9, 0), block=64)
     assert_inlined(kb, (9, 0))
 
 
 @pytest.mark.gpu
-def test_load_result_on_the_device():
-    from numba_cuda_mlir import cuda
+def test_load_result_on_the_device(compiler):
+    gpu_for(compiler)
 
     rng = np.random.default_rng(11)
     src = rng.integers(-1000, 1000, size=192).astype(np.int32)
     outs = [np.full(192, -7, np.int32) for _ in range(4)]
-    d_outs = [cuda.to_device(o) for o in outs]
-    load_result_kernel()[1, 64](cuda.to_device(src), *d_outs)
-    sorted_out, stored, aliased, warp_out = (d.copy_to_host() for d in d_outs)
+    load_result_kernel(compiler)[1, 64](src, *outs)  # host arrays: copied in and back by the launch
+    sorted_out, stored, aliased, warp_out = outs
     tile = np.where(np.arange(192) < N_VALID, src, OOB).astype(np.int32)
     np.testing.assert_array_equal(sorted_out, np.sort(tile))
     # blocked slots stored striped: slot (t, i) lands at t + i*64
@@ -137,30 +139,34 @@ def kernel(src, dst, out):
 """
 
 
-def helpers_kernel():
-    return module_from_source(_HELPERS).kernel
+def helpers_kernel(compiler):
+    source = _HELPERS
+    if compiler == "numba-cuda":
+        # Classic numba-cuda compiles a non-inlined device function once for every launch,
+        # so its cooperative calls must be inlined (UnknownBlockDimensionError otherwise).
+        source = source.replace("@cuda.jit(device=True)\n", '@cuda.jit(device=True, inline="always")\n')
+    return kernel_for(compiler, source).kernel
 
 
 @pytest.mark.compile
 @pytest.mark.parametrize("dtype", ["int16", "float64"])
-def test_dtype_through_device_helpers(dtype):
-    T = numba_types()
+def test_dtype_through_device_helpers(dtype, compiler):
+    T = types_for(compiler)
     ty = getattr(T, dtype)[::1]
-    compile_cubin(helpers_kernel(), (ty, ty, ty), cc=(9, 0), block=96)
+    compile_for(compiler, helpers_kernel(compiler), (ty, ty, ty), cc=(9, 0), block=96)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int16, np.float64])
-def test_dtype_through_device_helpers_on_the_device(dtype):
-    from numba_cuda_mlir import cuda
+def test_dtype_through_device_helpers_on_the_device(dtype, compiler):
+    gpu_for(compiler)
 
     rng = np.random.default_rng(11)
     src = rng.integers(-1000, 1000, size=3 * 96).astype(dtype)
     dst, out = np.full_like(src, 77), np.full_like(src, 55)
-    d_dst, d_out = cuda.to_device(dst), cuda.to_device(out)
-    helpers_kernel()[1, 96](cuda.to_device(src), d_dst, d_out)
-    np.testing.assert_array_equal(d_dst.copy_to_host(), src)
-    np.testing.assert_array_equal(d_out.copy_to_host(), (src + src).astype(dtype))
+    helpers_kernel(compiler)[1, 96](src, dst, out)  # host arrays: copied in and back by the launch
+    np.testing.assert_array_equal(dst, src)
+    np.testing.assert_array_equal(out, (src + src).astype(dtype))
 
 
 # ---- run_length_decode outputs: decoded_offset_dtype, else uint32 ----
@@ -185,25 +191,25 @@ def kernel(values, lengths, decoded, offsets, totals):
 """
 
 
-def decode_kernel(offset_dtype):
+def decode_kernel(compiler, offset_dtype):
     extra = "" if offset_dtype is None else f", decoded_offset_dtype=np.{offset_dtype}"
-    return module_from_source(_DECODE.replace("{extra}", extra)).kernel
+    return kernel_for(compiler, _DECODE.replace("{extra}", extra)).kernel
 
 
 @pytest.mark.compile
 @pytest.mark.parametrize("offset_dtype", [None, "uint32", "uint64"])
-def test_run_length_outputs_take_the_decoded_offset_dtype(offset_dtype):
+def test_run_length_outputs_take_the_decoded_offset_dtype(offset_dtype, compiler):
     # A payload typed otherwise than decoded_offset_dtype= is refused (DtypeMismatchError),
     # and an int32 total_decoded_size too: compiling proves the inferred dtypes.
-    T = numba_types()
-    compile_cubin(decode_kernel(offset_dtype), (T.int32[::1], T.int32[::1], T.int32[::1], T.uint64[::1],
-                                                T.uint64[::1]), cc=(9, 0), block=64)
+    T = types_for(compiler)
+    compile_for(compiler, decode_kernel(compiler, offset_dtype),
+                (T.int32[::1], T.int32[::1], T.int32[::1], T.uint64[::1], T.uint64[::1]), cc=(9, 0), block=64)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("offset_dtype", [None, "uint64"])
-def test_run_length_inferred_outputs_on_the_device(offset_dtype):
-    from numba_cuda_mlir import cuda
+def test_run_length_inferred_outputs_on_the_device(offset_dtype, compiler):
+    gpu_for(compiler)
 
     rng = np.random.default_rng(5)
     threads, runs = 64, 128
@@ -212,27 +218,27 @@ def test_run_length_inferred_outputs_on_the_device(offset_dtype):
     decoded = np.full(4 * threads, -7, np.int32)
     offsets = np.full(4 * threads, 12345, np.uint64)
     totals = np.full(threads, 999, np.uint64)
-    d_dec, d_off, d_tot = cuda.to_device(decoded), cuda.to_device(offsets), cuda.to_device(totals)
-    decode_kernel(offset_dtype)[1, threads](cuda.to_device(values), cuda.to_device(lengths), d_dec, d_off, d_tot)
+    # host arrays: copied in and back by the launch
+    decode_kernel(compiler, offset_dtype)[1, threads](values, lengths, decoded, offsets, totals)
     full = np.repeat(values, lengths)
     within = np.concatenate([np.arange(n) for n in lengths]).astype(np.uint64)
     total = full.size
     window = np.arange(1, 1 + 4 * threads)
     inside = window < total
     maximum = np.iinfo(np.uint32 if offset_dtype is None else np.uint64).max
-    np.testing.assert_array_equal(d_dec.copy_to_host(), np.where(inside, full[np.minimum(window, total - 1)], 0))
-    np.testing.assert_array_equal(d_off.copy_to_host(),
+    np.testing.assert_array_equal(decoded, np.where(inside, full[np.minimum(window, total - 1)], 0))
+    np.testing.assert_array_equal(offsets,
                                   np.where(inside, within[np.minimum(window, total - 1)], np.uint64(maximum)))
-    np.testing.assert_array_equal(d_tot.copy_to_host(), np.full(threads, total, np.uint64))
+    np.testing.assert_array_equal(totals, np.full(threads, total, np.uint64))
 
 
 @pytest.mark.compile
-def test_helper_loading_from_a_local_array_cannot_type_the_payload():
+def test_helper_loading_from_a_local_array_cannot_type_the_payload(compiler):
     # The helper's source is its own local array, not a parameter: nothing in the caller
     # names the dtype, so the payload's line gets the named error.
     import cuda.coop as coop
 
-    module = module_from_source("""
+    module = kernel_for(compiler, """
 @cuda.jit(device=True)
 def load_local(group, items):
     scratch = cuda.local.array(3, np.float32)
@@ -246,9 +252,9 @@ def kernel(dst):
     load_local(block, items)
     dst[cuda.threadIdx.x] = items[0]
 """)
-    T = numba_types()
+    T = types_for(compiler)
     with pytest.raises(coop.UnknownDtypeError) as info:
-        compile_cubin(module.kernel, (T.int32[::1],), cc=(9, 0), block=32)
+        compile_for(compiler, module.kernel, (T.int32[::1],), cc=(9, 0), block=32)
     msg = str(info.value)
     assert "coop.ThreadData()" in msg and "dtype=" in msg
     assert "items = coop.ThreadData(3)" in msg, msg

@@ -25,7 +25,7 @@ class NumbaCudaBackend:
         from . import _compat as C
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
-        from . import group_methods, lowering, typing
+        from . import group_methods, lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
         from .types import GroupType, StatefulFunctionType
         from ..._stateful import StatefulFunction
         from ... import _groups

@@ -73,6 +73,9 @@ check_numba_cuda_is_the_target(cuda)
 from numba.cuda import cgutils, types  # noqa: E402
 from numba.cuda import launchconfig as _launchconfig  # noqa: E402
 from numba.cuda.core import ir  # noqa: E402
+# Call-site rewrites (payload dtype inference) and the untyped IR of device helpers they read.
+from numba.cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
+from numba.cuda.compiler import run_frontend  # noqa: E402
 from numba.cuda.core.errors import ForceLiteralArg  # noqa: E402
 from numba.cuda.core.imputils import lower_builtin, lower_getattr  # noqa: E402
 from numba.cuda.extending import overload_method  # noqa: E402
@@ -90,7 +93,8 @@ LTOIR = cuda.LTOIR
 __all__ = [
     "AbstractTemplate", "ArrayModel", "CUDADispatcher", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
     "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "ir", "llvm_ir", "lower_builtin",
-    "lower_getattr", "overload_method", "register_model", "signature", "typeof", "typeof_impl", "types",
+    "lower_getattr", "overload_method", "register_model", "register_rewrite", "Rewrite", "run_frontend", "signature",
+    "typeof", "typeof_impl", "types",
 ]
 
 

@@ -29,6 +29,7 @@ from ...core import spec
 from ...core.binding import bind_descriptors
 from ...ops._registry import all_specs
 from . import _compat as C
+from .rewrite import DTYPE_FROM
 from .types import GroupType, TempStorageType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
 
 types = C.types
@@ -237,6 +238,36 @@ def _dtype_of_type(call, ty):
     raise InvalidArgumentTypeError(f"{call}: dtype={spec.describe(d)} is not a dtype; pass e.g. np.float32")
 
 
+def _inferred_dtype(call, source):
+    """The dtype of a ThreadData without ``dtype=`` from the type of its hidden source (an
+    array, the first value written into it, or the NumPy type an output keyword implies)."""
+    if isinstance(source, types.Array):
+        dtype = describe_type(source).dtype
+        if dtype is None:
+            raise UnknownDtypeError(
+                f"{call}: the element type {source.dtype} of the array loaded into this payload is not "
+                "supported; pass dtype= explicitly")
+        return dtype
+    if isinstance(source, types.NumberClass):  # the dtype an output keyword implies
+        return _dtype_of_type(call, source)
+    if isinstance(source, types.Literal):
+        raise UnknownDtypeError(
+            f"{call}: dtype is omitted and the first value written into this payload is the literal "
+            f"{source.literal_value!r}, whose width is ambiguous; write a typed value (e.g. np.int32(1)) "
+            "or pass dtype=, e.g. coop.ThreadData(4, dtype=np.int32)")
+    if isinstance(source, (types.Integer, types.Float)):  # the first value written into it
+        dtype = describe_type(types.unliteral(source)).dtype
+        if dtype is None:
+            raise UnknownDtypeError(
+                f"{call}: the first value written into this payload has type {source}, which is not a "
+                "supported payload dtype; pass dtype= explicitly")
+        return dtype
+    raise UnknownDtypeError(
+        f"{call}: dtype is omitted and cannot be inferred (no coop.load() source or coop.store() "
+        "destination that is a kernel argument, no value written into it and no aggregate_output= use); "
+        "pass dtype=, e.g. coop.ThreadData(4, dtype=np.float32)")
+
+
 def _item_count_is_kernel_argument(args, kws) -> bool:
     """Whether the items_per_thread being typed is a kernel argument (then it can be made literal)."""
     import sys
@@ -266,8 +297,10 @@ class ThreadDataTemplate(CoopTemplate):
     @located
     def generic(self, args, kws):
         call = "coop.ThreadData()"
+        source = kws.get(DTYPE_FROM)  # the rewrite's hidden dtype source (see rewrite.py)
+        user_kws = {k: v for k, v in kws.items() if k != DTYPE_FROM}
         try:
-            bound = inspect.signature(ThreadData.__init__).bind(None, *args, **kws).arguments
+            bound = inspect.signature(ThreadData.__init__).bind(None, *args, **user_kws).arguments
         except TypeError as exc:
             raise InvalidArgumentTypeError(
                 f"{call}: {exc}; call it as coop.ThreadData(items_per_thread, dtype=None, alignment=None)"
@@ -287,10 +320,7 @@ class ThreadDataTemplate(CoopTemplate):
                 f"{call}: items_per_thread={ipt} is not an int; pass a positive int known at compile time")
         dtype = _dtype_of_type(call, bound.get("dtype"))
         if dtype is None:
-            raise UnknownDtypeError(
-                f"{call}: dtype is omitted; {_CLASSIC} does not infer a payload's dtype from the arrays it "
-                "is loaded from or stored to (numba-cuda-mlir does); pass dtype=, e.g. "
-                "coop.ThreadData(4, dtype=np.float32)")
+            dtype = _inferred_dtype(call, source)
         alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
                                          lambda a: check_alignment(a, call=call))
         alignas = _literal_int_or_none(call, "alignas", bound.get("alignas"),

@@ -23,6 +23,10 @@ kernel argument, or a slice of one, so it is defined before the payload), and
 records whether ``items_per_thread`` is a kernel argument so the typer can ask
 for it as a literal.  It also runs on the IR of ``inline="always"`` device
 functions before they are inlined.
+
+The analysis (the dtype source) and the local-array edit are shared with the classic
+numba-cuda backend (``backends/_inference.py``); this module keeps the site tagging and
+the checks of numba-cuda-mlir.
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ from ..._errors import (
     NotADeviceFunctionError,
     TempStorageError,
 )
-from ..._kernel_api import KernelConstructMeta, KernelFunction
+from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
+from .._inference import NO_CONSTANT, PayloadDtypeAnalysis, is_coop_callee, positions
 from ._compat import Rewrite, cuda, ir, register_rewrite, run_frontend
 
 __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
@@ -50,32 +55,18 @@ __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
 HIDDEN_KEYWORDS = ("_coop_site", "_dtype_from")
 
 
-def _positions(field: str) -> dict:
-    """op name -> positions (ints) of the operands an OpSpec field names, from the op records."""
-    from ...ops._registry import all_specs
-
-    out = {}
-    for spec in all_specs():
-        value = getattr(spec, field)
-        if value is not None:
-            names = value if isinstance(value, tuple) else (value,)
-            out[spec.name] = tuple(spec.positional_index(n) for n in names)
-    return out
-
-
-# op name -> (payload position, array position): the calls an untyped payload takes its dtype from
-_DTYPE_DEFINERS = _positions("payload_dtype_from")
-
-
-def _implied_dtypes() -> dict:
-    """op name -> {keyword output: (keyword naming its dtype or None, default dtype name)}."""
-    from ...ops._registry import all_specs
-
-    return {spec.name: {out: (kw, default) for out, kw, default in spec.implied_payload_dtypes}
-            for spec in all_specs() if spec.implied_payload_dtypes}
-
-
-_IMPLIED_DTYPES = _implied_dtypes()
+# The analysis (which array, value or output keyword types an untyped payload) is shared
+# with the classic numba-cuda backend; this module keeps the IR edits.
+_ANALYSIS = PayloadDtypeAnalysis(ir, run_frontend)
+_definition = _ANALYSIS.definition
+_resolve_value = _ANALYSIS.resolve_value
+_same_var = _ANALYSIS.same_var
+_is_arg = _ANALYSIS.is_arg
+_dtype_source = _ANALYSIS.dtype_source
+_root = _ANALYSIS.root
+_constant = _ANALYSIS.constant
+_NO_CONSTANT = NO_CONSTANT
+_is_coop_callee = is_coop_callee
 
 
 @dataclass(frozen=True)
@@ -89,193 +80,6 @@ class Site:
 SITES: dict[int, Site] = {}
 _counter = itertools.count(1)
 _lock = threading.Lock()
-
-
-def _definition(func_ir, var):
-    try:
-        return func_ir.get_definition(var)
-    except Exception:
-        return None
-
-
-def _resolve_value(func_ir, var, depth=0):
-    """The Python object a variable holds, when it is a global/closure attribute chain."""
-    if depth > 8:
-        return None
-    d = _definition(func_ir, var)
-    if isinstance(d, (ir.Global, ir.FreeVar)):
-        return d.value
-    if isinstance(d, ir.Var):
-        return _resolve_value(func_ir, d, depth + 1)
-    if isinstance(d, ir.Expr) and d.op == "getattr":
-        base = _resolve_value(func_ir, d.value, depth + 1)
-        if base is not None:
-            return getattr(base, d.attr, None)
-    return None
-
-
-def _is_coop_callee(obj) -> bool:
-    return isinstance(obj, KernelFunction) or isinstance(obj, KernelConstructMeta)
-
-
-def _same_var(func_ir, a, b, depth=0) -> bool:
-    """Whether variable ``a`` is ``b`` or a plain copy of it."""
-    if a.name == b.name:
-        return True
-    if depth > 8:
-        return False
-    d = _definition(func_ir, a)
-    return isinstance(d, ir.Var) and _same_var(func_ir, d, b, depth + 1)
-
-
-def _arg_base(func_ir, var, depth=0):
-    """The kernel-argument variable ``var`` is, or is a slice of; else None."""
-    if depth > 8:
-        return None
-    d = _definition(func_ir, var)
-    if isinstance(d, ir.Arg):
-        return var
-    if isinstance(d, ir.Var):
-        return _arg_base(func_ir, d, depth + 1)
-    if isinstance(d, ir.Expr) and d.op in ("getitem", "static_getitem"):
-        return _arg_base(func_ir, d.value, depth + 1)
-    return None
-
-
-def _is_arg(func_ir, var, depth=0) -> bool:
-    d = _definition(func_ir, var)
-    if isinstance(d, ir.Arg):
-        return True
-    return isinstance(d, ir.Var) and depth < 8 and _is_arg(func_ir, d, depth + 1)
-
-
-def _dtype_source(func_ir, payload_var):
-    """What gives ``payload_var`` its dtype: the array of the first load/store that uses it
-    (directly or in a device helper it is passed to), else the first value written into it
-    (``items[i] = x``), else the value of the first call that fills it as
-    ``aggregate_output=`` (whose dtype is the value's), else the NumPy scalar type an
-    output keyword implies (returned as a type, not a variable)."""
-    found = _array_source(func_ir, payload_var)
-    if found is None:
-        found = _written_value(func_ir, payload_var)
-    return found if found is not None else _implied_dtype(func_ir, payload_var)
-
-
-def _written_value(func_ir, payload_var):
-    for label in sorted(func_ir.blocks):
-        for inst in func_ir.blocks[label].body:
-            if isinstance(inst, (ir.SetItem, ir.StaticSetItem)) and _same_var(func_ir, inst.target, payload_var):
-                return inst.value
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                kws = dict(inst.value.kws)
-                out = kws.get("aggregate_output")
-                if out is not None and len(inst.value.args) >= 2 and _same_var(func_ir, out, payload_var):
-                    return inst.value.args[1]
-    return None
-
-
-def _calls(func_ir):
-    for label in sorted(func_ir.blocks):
-        for inst in func_ir.blocks[label].body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                yield inst.value
-
-
-_HELPER_DEPTH = 4  # helpers that pass a payload on to helpers, followed this deep
-
-
-def _array_source(func_ir, payload_var, depth=0):
-    for expr in _calls(func_ir):
-        callee = _resolve_value(func_ir, expr.func)
-        if isinstance(callee, KernelFunction):
-            if callee.name not in _DTYPE_DEFINERS:
-                continue
-            payload_at, array_at = _DTYPE_DEFINERS[callee.name]
-            if len(expr.args) <= max(payload_at, array_at):
-                continue
-            if not _same_var(func_ir, expr.args[payload_at], payload_var):
-                continue
-            return _arg_base(func_ir, expr.args[array_at])
-        pyfunc = getattr(callee, "py_func", None)
-        if pyfunc is None or depth >= _HELPER_DEPTH:
-            continue
-        # A device helper: the payload is its parameter k; when the helper loads into
-        # (or stores from) that parameter with its parameter j as the array, the array
-        # is the caller's argument j.
-        for k, arg in enumerate(expr.args):
-            if not _same_var(func_ir, arg, payload_var):
-                continue
-            j = _helper_array_parameter(pyfunc, k, depth + 1)
-            if j is not None and j < len(expr.args):
-                base = _arg_base(func_ir, expr.args[j])
-                if base is not None:
-                    return base
-    return None
-
-
-_HELPER_IR: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _helper_ir(pyfunc):
-    """The untyped IR of a device helper's Python function (None when it cannot be read)."""
-    if pyfunc not in _HELPER_IR:
-        try:
-            _HELPER_IR[pyfunc] = run_frontend(pyfunc)
-        except Exception:  # not Python source numba reads (a builtin, a C function): no facts
-            _HELPER_IR[pyfunc] = None
-    return _HELPER_IR[pyfunc]
-
-
-def _helper_array_parameter(pyfunc, k, depth):
-    """The index of the helper's parameter that is the array its parameter ``k`` (a payload)
-    is loaded from or stored to, else None."""
-    helper_ir = _helper_ir(pyfunc)
-    if helper_ir is None:
-        return None
-    params = {}
-    for block in helper_ir.blocks.values():
-        for inst in block.body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Arg):
-                params[inst.value.index] = inst.target
-    if k not in params:
-        return None
-    base = _array_source(helper_ir, params[k], depth)
-    d = _definition(helper_ir, base) if base is not None else None
-    return d.index if isinstance(d, ir.Arg) else None
-
-
-def _implied_dtype(func_ir, payload_var):
-    """The NumPy scalar type of an output keyword that ``payload_var`` is passed as
-    (``decoded_offset_dtype=`` when it is a constant, else the op's default), or None."""
-    import numpy as np
-
-    for expr in _calls(func_ir):
-        callee = _resolve_value(func_ir, expr.func)
-        rules = _IMPLIED_DTYPES.get(getattr(callee, "name", None)) if isinstance(callee, KernelFunction) else None
-        if not rules:
-            continue
-        kws = dict(expr.kws)
-        for out, (dtype_kw, default) in rules.items():
-            if out not in kws or not _same_var(func_ir, kws[out], payload_var):
-                continue
-            value = default
-            if dtype_kw in kws:
-                value = _constant(func_ir, kws[dtype_kw])
-                if value is _NO_CONSTANT:  # np.uint64 is an attribute of a global
-                    value = _resolve_value(func_ir, kws[dtype_kw])
-                    if value is None:  # computed: typing asks for dtype=
-                        return None
-                if value is None:
-                    value = default
-            for spelling in (value, str(value)):  # np.uint64, "uint64"; numba's types.uint64 by name
-                try:
-                    return np.dtype(spelling).type
-                except (TypeError, ValueError):
-                    pass
-            # Not a dtype: the default types the payload, and the op then names the bad
-            # keyword (decoded_offset_dtype=3 -> "use np.uint32 or np.uint64").
-            return np.dtype(default).type
-    return None
 
 
 _DEVICE_FUNCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -361,7 +165,7 @@ def _reject_host_reservation(func_ir, inst):
 
 
 # op name -> (position of the array the call writes,)
-_WRITTEN_ARRAYS = _positions("writes")
+_WRITTEN_ARRAYS = positions("writes")
 
 
 def _reject_constant_destinations(func_ir, expr, name, loc, fname):
@@ -388,17 +192,6 @@ def _reject_constant_destinations(func_ir, expr, name, loc, fname):
         ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
-_NO_CONSTANT = object()
-
-
-def _constant(func_ir, var):
-    """The value of ``var`` when it is a literal or a global/closure constant, else _NO_CONSTANT."""
-    d = _definition(func_ir, _root(func_ir, var))
-    if isinstance(d, (ir.Const, ir.Global, ir.FreeVar)):
-        return d.value
-    return _NO_CONSTANT
-
-
 def _check_constant_arguments(func_ir, expr, callee, loc, fname):
     """Validate the constant arguments of ``TempStorage(...)`` with its host constructor.
 
@@ -420,57 +213,8 @@ def _check_constant_arguments(func_ir, expr, callee, loc, fname):
         raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
-def _root(func_ir, var, depth=0):
-    """The variable ``var`` is a plain copy of (itself when it is no copy)."""
-    d = _definition(func_ir, var)
-    if isinstance(d, ir.Var) and depth < 8:
-        return _root(func_ir, d, depth + 1)
-    return var
-
-
-def _coop_operands(func_ir) -> set:
-    """Names of the variables passed (positionally or by keyword) to any cooperative call."""
-    names = set()
-    for block in func_ir.blocks.values():
-        for inst in block.body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                if isinstance(_resolve_value(func_ir, inst.value.func), KernelFunction):
-                    for var in [*inst.value.args, *(v for _, v in inst.value.kws)]:
-                        names.add(_root(func_ir, var).name)
-    return names
-
-
-def _local_array_as_thread_data(func_ir, inst, scope) -> list:
-    """Turn ``x = cuda.local.array(n, dtype[, alignas=a])`` into ``x = ThreadData(n, dtype, alignment=a)``.
-
-    Returns the assignment that binds ``ThreadData`` (to go before ``inst``), or []
-    when the shape is not one compile-time length (a 2-D array is left alone).
-    """
-    expr = inst.value
-    kws = dict(expr.kws)
-    shape = expr.args[0] if expr.args else kws.get("shape")
-    dtype = expr.args[1] if len(expr.args) > 1 else kws.get("dtype")
-    if shape is None or dtype is None:
-        return []
-    added = []
-    d = _definition(func_ir, shape)
-    if isinstance(d, ir.Expr) and d.op == "build_tuple":  # (n,) spelled in the kernel
-        if len(d.items) != 1:
-            return []
-        shape = d.items[0]
-    elif isinstance(d, (ir.Const, ir.Global, ir.FreeVar)) and isinstance(d.value, tuple):  # a constant (n,)
-        if len(d.value) != 1:
-            return []
-        shape = ir.Var(scope, f"$coop_local_len.{id(inst)}", inst.loc)
-        func_ir._definitions[shape.name] = [ir.Const(d.value[0], inst.loc)]
-        added.append(ir.Assign(ir.Const(d.value[0], inst.loc), shape, inst.loc))
-    callee = ir.Var(scope, f"$coop_thread_data.{id(inst)}", inst.loc)
-    glob = ir.Global("ThreadData", ThreadData, inst.loc)
-    func_ir._definitions[callee.name] = [glob]
-    expr.func = callee
-    expr.args = [shape, dtype]
-    expr.kws = [("alignment", v) for k, v in expr.kws if k == "alignas"]
-    return [*added, ir.Assign(glob, callee, inst.loc)]
+_coop_operands = _ANALYSIS.coop_operands
+_local_array_as_thread_data = _ANALYSIS.local_array_as_thread_data
 
 
 @register_rewrite("before-inference")

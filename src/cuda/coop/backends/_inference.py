@@ -1,0 +1,309 @@
+"""Where an untyped ``coop.ThreadData(n)`` takes its dtype from: analysis of a Numba IR.
+
+Both compilers (numba-cuda-mlir and classic numba-cuda) hand their before-inference
+rewrites a Numba IR of the same shape, made of classes each vendors in its own module.
+The analysis here is written once against those classes: a backend builds one
+:class:`PayloadDtypeAnalysis` with its ``ir`` module and its ``run_frontend`` (how it reads
+a device helper's untyped IR) and keeps only the IR edits in its own rewrite.
+
+The dtype of a ``ThreadData(n)`` without ``dtype`` comes from, in this order:
+
+- the array of the first ``coop.load`` (source) or ``coop.store`` (destination) that uses
+  it, also through ``@cuda.jit(device=True)`` helpers it is passed to (their untyped IR is
+  read for the load/store of that parameter); the array must be a kernel argument or a
+  slice of one, so it is defined before the payload;
+- else the first value written into it (``items[i] = x``), or the value of the first call
+  that fills it as ``aggregate_output=``;
+- else the NumPy scalar type an output keyword implies (``run_length_decode(...,
+  relative_offsets=p)``: ``decoded_offset_dtype``, else the op's default).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .._kernel_api import KernelConstructMeta, KernelFunction
+
+__all__ = ["PayloadDtypeAnalysis", "NO_CONSTANT", "positions"]
+
+NO_CONSTANT = object()
+_DEPTH = 8  # copy chains followed this deep
+_HELPER_DEPTH = 4  # helpers that pass a payload on to helpers, followed this deep
+
+
+def positions(field: str) -> dict:
+    """op name -> positions (ints) of the operands an OpSpec field names, from the op records."""
+    from ..ops._registry import all_specs
+
+    out = {}
+    for spec in all_specs():
+        value = getattr(spec, field)
+        if value is not None:
+            names = value if isinstance(value, tuple) else (value,)
+            out[spec.name] = tuple(spec.positional_index(n) for n in names)
+    return out
+
+
+def _implied_dtypes() -> dict:
+    """op name -> {keyword output: (keyword naming its dtype or None, default dtype name)}."""
+    from ..ops._registry import all_specs
+
+    return {spec.name: {out: (kw, default) for out, kw, default in spec.implied_payload_dtypes}
+            for spec in all_specs() if spec.implied_payload_dtypes}
+
+
+def is_coop_callee(obj) -> bool:
+    return isinstance(obj, (KernelFunction, KernelConstructMeta))
+
+
+class PayloadDtypeAnalysis:
+    """The IR queries of the payload-dtype inference, over one compiler's IR classes."""
+
+    def __init__(self, ir, run_frontend):
+        self.ir = ir
+        self.run_frontend = run_frontend
+        # op name -> (payload position, array position): the calls an untyped payload takes its dtype from
+        self.dtype_definers = positions("payload_dtype_from")
+        self.implied = _implied_dtypes()
+        self._helper_irs = weakref.WeakKeyDictionary()
+
+    # -- variables --------------------------------------------------------------------
+
+    def definition(self, func_ir, var):
+        try:
+            return func_ir.get_definition(var)
+        except Exception:
+            return None
+
+    def resolve_value(self, func_ir, var, depth=0):
+        """The Python object a variable holds, when it is a global/closure attribute chain."""
+        ir = self.ir
+        if depth > _DEPTH:
+            return None
+        d = self.definition(func_ir, var)
+        if isinstance(d, (ir.Global, ir.FreeVar)):
+            return d.value
+        if isinstance(d, ir.Var):
+            return self.resolve_value(func_ir, d, depth + 1)
+        if isinstance(d, ir.Expr) and d.op == "getattr":
+            base = self.resolve_value(func_ir, d.value, depth + 1)
+            if base is not None:
+                return getattr(base, d.attr, None)
+        return None
+
+    def same_var(self, func_ir, a, b, depth=0) -> bool:
+        """Whether variable ``a`` is ``b`` or a plain copy of it."""
+        if a.name == b.name:
+            return True
+        if depth > _DEPTH:
+            return False
+        d = self.definition(func_ir, a)
+        return isinstance(d, self.ir.Var) and self.same_var(func_ir, d, b, depth + 1)
+
+    def root(self, func_ir, var, depth=0):
+        """The variable ``var`` is a plain copy of (itself when it is no copy)."""
+        d = self.definition(func_ir, var)
+        if isinstance(d, self.ir.Var) and depth < _DEPTH:
+            return self.root(func_ir, d, depth + 1)
+        return var
+
+    def arg_base(self, func_ir, var, depth=0):
+        """The kernel-argument variable ``var`` is, or is a slice of; else None."""
+        ir = self.ir
+        if depth > _DEPTH:
+            return None
+        d = self.definition(func_ir, var)
+        if isinstance(d, ir.Arg):
+            return var
+        if isinstance(d, ir.Var):
+            return self.arg_base(func_ir, d, depth + 1)
+        if isinstance(d, ir.Expr) and d.op in ("getitem", "static_getitem"):
+            return self.arg_base(func_ir, d.value, depth + 1)
+        return None
+
+    def is_arg(self, func_ir, var, depth=0) -> bool:
+        d = self.definition(func_ir, var)
+        if isinstance(d, self.ir.Arg):
+            return True
+        return isinstance(d, self.ir.Var) and depth < _DEPTH and self.is_arg(func_ir, d, depth + 1)
+
+    def constant(self, func_ir, var):
+        """The value of ``var`` when it is a literal or a global/closure constant, else NO_CONSTANT."""
+        ir = self.ir
+        d = self.definition(func_ir, self.root(func_ir, var))
+        if isinstance(d, (ir.Const, ir.Global, ir.FreeVar)):
+            return d.value
+        return NO_CONSTANT
+
+    def calls(self, func_ir):
+        ir = self.ir
+        for label in sorted(func_ir.blocks):
+            for inst in func_ir.blocks[label].body:
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
+                    yield inst.value
+
+    # -- the dtype source -------------------------------------------------------------
+
+    def dtype_source(self, func_ir, payload_var):
+        """What gives ``payload_var`` its dtype: the array of the first load/store that uses it
+        (directly or in a device helper it is passed to), else the first value written into it
+        (``items[i] = x``), else the value of the first call that fills it as
+        ``aggregate_output=`` (whose dtype is the value's), else the NumPy scalar type an
+        output keyword implies (returned as a type, not a variable); None when nothing does."""
+        found = self.array_source(func_ir, payload_var)
+        if found is None:
+            found = self.written_value(func_ir, payload_var)
+        return found if found is not None else self.implied_dtype(func_ir, payload_var)
+
+    def written_value(self, func_ir, payload_var):
+        ir = self.ir
+        for label in sorted(func_ir.blocks):
+            for inst in func_ir.blocks[label].body:
+                if (isinstance(inst, (ir.SetItem, ir.StaticSetItem))
+                        and self.same_var(func_ir, inst.target, payload_var)):
+                    return inst.value
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
+                    out = dict(inst.value.kws).get("aggregate_output")
+                    if out is not None and len(inst.value.args) >= 2 and self.same_var(func_ir, out, payload_var):
+                        return inst.value.args[1]
+        return None
+
+    def array_source(self, func_ir, payload_var, depth=0):
+        for expr in self.calls(func_ir):
+            callee = self.resolve_value(func_ir, expr.func)
+            if isinstance(callee, KernelFunction):
+                if callee.name not in self.dtype_definers:
+                    continue
+                payload_at, array_at = self.dtype_definers[callee.name]
+                if len(expr.args) <= max(payload_at, array_at):
+                    continue
+                if not self.same_var(func_ir, expr.args[payload_at], payload_var):
+                    continue
+                return self.arg_base(func_ir, expr.args[array_at])
+            pyfunc = getattr(callee, "py_func", None)
+            if pyfunc is None or depth >= _HELPER_DEPTH:
+                continue
+            # A device helper: the payload is its parameter k; when the helper loads into
+            # (or stores from) that parameter with its parameter j as the array, the array
+            # is the caller's argument j.
+            for k, arg in enumerate(expr.args):
+                if not self.same_var(func_ir, arg, payload_var):
+                    continue
+                j = self.helper_array_parameter(pyfunc, k, depth + 1)
+                if j is not None and j < len(expr.args):
+                    base = self.arg_base(func_ir, expr.args[j])
+                    if base is not None:
+                        return base
+        return None
+
+    def helper_ir(self, pyfunc):
+        """The untyped IR of a device helper's Python function (None when it cannot be read)."""
+        if pyfunc not in self._helper_irs:
+            try:
+                self._helper_irs[pyfunc] = self.run_frontend(pyfunc)
+            except Exception:  # not Python source numba reads (a builtin, a C function): no facts
+                self._helper_irs[pyfunc] = None
+        return self._helper_irs[pyfunc]
+
+    def helper_array_parameter(self, pyfunc, k, depth):
+        """The index of the helper's parameter that is the array its parameter ``k`` (a payload)
+        is loaded from or stored to, else None."""
+        ir = self.ir
+        helper_ir = self.helper_ir(pyfunc)
+        if helper_ir is None:
+            return None
+        params = {}
+        for block in helper_ir.blocks.values():
+            for inst in block.body:
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Arg):
+                    params[inst.value.index] = inst.target
+        if k not in params:
+            return None
+        base = self.array_source(helper_ir, params[k], depth)
+        d = self.definition(helper_ir, base) if base is not None else None
+        return d.index if isinstance(d, ir.Arg) else None
+
+    def implied_dtype(self, func_ir, payload_var):
+        """The NumPy scalar type of an output keyword that ``payload_var`` is passed as
+        (``decoded_offset_dtype=`` when it is a constant, else the op's default), or None."""
+        import numpy as np
+
+        for expr in self.calls(func_ir):
+            callee = self.resolve_value(func_ir, expr.func)
+            rules = self.implied.get(getattr(callee, "name", None)) if isinstance(callee, KernelFunction) else None
+            if not rules:
+                continue
+            kws = dict(expr.kws)
+            for out, (dtype_kw, default) in rules.items():
+                if out not in kws or not self.same_var(func_ir, kws[out], payload_var):
+                    continue
+                value = default
+                if dtype_kw in kws:
+                    value = self.constant(func_ir, kws[dtype_kw])
+                    if value is NO_CONSTANT:  # np.uint64 is an attribute of a global
+                        value = self.resolve_value(func_ir, kws[dtype_kw])
+                        if value is None:  # computed: typing asks for dtype=
+                            return None
+                    if value is None:
+                        value = default
+                for spelling in (value, str(value)):  # np.uint64, "uint64"; numba's types.uint64 by name
+                    try:
+                        return np.dtype(spelling).type
+                    except (TypeError, ValueError):
+                        pass
+                # Not a dtype: the default types the payload, and the op then names the bad
+                # keyword (decoded_offset_dtype=3 -> "use np.uint32 or np.uint64").
+                return np.dtype(default).type
+        return None
+
+    # -- cuda.local.array payloads (an IR edit, the same on both compilers' IR) ----------
+
+    def coop_operands(self, func_ir) -> set:
+        """Names of the variables passed (positionally or by keyword) to any cooperative call."""
+        names = set()
+        for expr in self.calls(func_ir):
+            if isinstance(self.resolve_value(func_ir, expr.func), KernelFunction):
+                for var in [*expr.args, *(v for _, v in expr.kws)]:
+                    names.add(self.root(func_ir, var).name)
+        return names
+
+    def local_array_as_thread_data(self, func_ir, inst, scope) -> list:
+        """Turn ``x = cuda.local.array(n, dtype[, alignas=a])`` into ``x = ThreadData(n, dtype, alignment=a)``.
+
+        A fixed-size 1-D local array passed to a cooperative call is the same thing as a
+        ``ThreadData(n, dtype)``.  Returns the assignments to insert before ``inst`` (the one
+        that binds ``ThreadData`` last), or [] when the shape is not one compile-time length
+        (a 2-D array is left alone).
+        """
+        from .._payloads import ThreadData
+
+        ir = self.ir
+        expr = inst.value
+        kws = dict(expr.kws)
+        shape = expr.args[0] if expr.args else kws.get("shape")
+        dtype = expr.args[1] if len(expr.args) > 1 else kws.get("dtype")
+        if shape is None or dtype is None:
+            return []
+        added = []
+        d = self.definition(func_ir, shape)
+        if isinstance(d, ir.Expr) and d.op == "build_tuple":  # (n,) spelled in the kernel
+            if len(d.items) != 1:
+                return []
+            shape = d.items[0]
+        elif isinstance(d, (ir.Const, ir.Global, ir.FreeVar)) and isinstance(d.value, tuple):  # a constant (n,)
+            if len(d.value) != 1:
+                return []
+            shape = ir.Var(scope, f"$coop_local_len.{id(inst)}", inst.loc)
+            func_ir._definitions[shape.name] = [ir.Const(d.value[0], inst.loc)]
+            added.append(ir.Assign(ir.Const(d.value[0], inst.loc), shape, inst.loc))
+        callee = ir.Var(scope, f"$coop_thread_data.{id(inst)}", inst.loc)
+        glob = ir.Global("ThreadData", ThreadData, inst.loc)
+        func_ir._definitions[callee.name] = [glob]
+        expr.func = callee
+        expr.args = [shape, dtype]
+        expr.kws = [("alignment", v) for k, v in expr.kws if k == "alignas"]
+        return [*added, ir.Assign(glob, callee, inst.loc)]
+
+    def has_dtype(self, expr) -> bool:
+        """Whether a ``ThreadData(...)`` call passes ``dtype`` (second positional or keyword)."""
+        return len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)

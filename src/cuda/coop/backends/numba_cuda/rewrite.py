@@ -1,0 +1,112 @@
+"""Rewrites that give an untyped ``coop.ThreadData(n)`` its dtype (classic numba-cuda).
+
+They also turn a fixed-size 1-D ``cuda.local.array(n, dtype)`` passed to a cooperative
+call into ``coop.ThreadData(n, dtype)``, as the numba-cuda-mlir backend does.
+
+numba types each call in isolation, so the dtype of a ``ThreadData(n)`` without ``dtype``
+(the array it is loaded from or stored to, the first value written into it, the output
+keyword it is passed as) needs the whole function.  The analysis is the one the
+numba-cuda-mlir backend uses (``backends/_inference.py``); this module only edits
+numba-cuda's IR: before inference it adds a hidden ``_dtype_from=<variable>`` keyword to
+such a constructor (typing reads the variable's type), and after inference it points the
+keyword at a null of that type defined just before the call, because the variable may be
+defined after the constructor (the first value written into it), which lowering does not
+allow.
+"""
+
+from __future__ import annotations
+
+from ..._payloads import ThreadData
+from .._inference import PayloadDtypeAnalysis
+from . import _compat as C
+
+__all__ = ["DTYPE_FROM"]
+
+DTYPE_FROM = "_dtype_from"
+ir = C.ir
+_ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend)
+
+
+@C.register_rewrite("before-inference")
+class InferPayloadDtypes(C.Rewrite):
+    """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``."""
+
+    def match(self, func_ir, block, typemap, calltypes):
+        self.func_ir, self.block, self.todo, self.prefix = func_ir, block, {}, {}
+        operands = None
+        for inst in block.body:
+            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call"):
+                continue
+            callee = _ANALYSIS.resolve_value(func_ir, inst.value.func)
+            if callee is C.cuda.local.array:
+                # A fixed-size 1-D cuda.local.array passed to a cooperative call is a
+                # ThreadData(n, dtype): every family then takes it as input and output.
+                operands = _ANALYSIS.coop_operands(func_ir) if operands is None else operands
+                if inst.target.name in operands:
+                    added = _ANALYSIS.local_array_as_thread_data(func_ir, inst, block.scope)
+                    if added:
+                        self.prefix[id(inst)] = added
+                continue
+            expr = inst.value
+            if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
+                    or any(k == DTYPE_FROM for k, _ in expr.kws)):
+                continue
+            source = _ANALYSIS.dtype_source(func_ir, inst.target)
+            if source is not None:
+                self.todo[id(inst)] = source
+        return bool(self.todo or self.prefix)
+
+    def apply(self):
+        body = []
+        for inst in self.block.body:
+            body.extend(self.prefix.get(id(inst), ()))
+            source = self.todo.get(id(inst))
+            if source is not None:
+                if isinstance(source, type):  # a NumPy scalar type an output keyword implies
+                    var = ir.Var(self.block.scope, f"$coop_implied_dtype.{id(inst)}", inst.loc)
+                    glob = ir.Global(source.__name__, source, inst.loc)
+                    self.func_ir._definitions[var.name] = [glob]
+                    body.append(ir.Assign(glob, var, inst.loc))
+                    source = var
+                inst.value.kws = list(inst.value.kws) + [(DTYPE_FROM, source)]
+            body.append(inst)
+        self.block.body = body
+        return self.block
+
+
+@C.register_rewrite("after-inference")
+class NullDtypeSources(C.Rewrite):
+    """Point ``_dtype_from=`` at a null of the same type, defined just before the call.
+
+    The signature keeps the argument (numba-cuda selects the lowering by the typed argument
+    types), and ThreadData's lowering never reads it; the null only spares lowering a
+    variable that is defined after the constructor.
+    """
+
+    def match(self, func_ir, block, typemap, calltypes):
+        self.func_ir, self.block, self.typemap = func_ir, block, typemap
+        self.hits = {}
+        for inst in block.body:
+            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
+                source = dict(inst.value.kws).get(DTYPE_FROM)
+                if source is not None and not source.name.startswith(_NULL):
+                    self.hits[id(inst)] = source
+        return bool(self.hits)
+
+    def apply(self):
+        body = []
+        for inst in self.block.body:
+            source = self.hits.get(id(inst))
+            if source is not None:
+                var = ir.Var(self.block.scope, f"{_NULL}{id(inst)}", inst.loc)
+                null = ir.Expr.null(inst.loc)
+                self.typemap[var.name] = self.typemap[source.name]
+                self.func_ir._definitions[var.name] = [null]
+                body.append(ir.Assign(null, var, inst.loc))
+                inst.value.kws = [(k, var if k == DTYPE_FROM else v) for k, v in inst.value.kws]
+            body.append(inst)
+        self.block.body = body
+        return self.block
+
+
+_NULL = "$coop_dtype_from_null."
