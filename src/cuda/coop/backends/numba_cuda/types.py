@@ -1,178 +1,15 @@
 """Numba types of cuda.coop values in classic numba-cuda kernels, and their descriptors.
 
-The same types as the numba-cuda-mlir backend's (backends/numba_mlir/types.py), built on
-numba-cuda's own ``types``: each compiler has its type classes, so neither backend can
-share the other's.  ``describe_type`` gives the core the same descriptors either way.
+The classes and functions are made by ``backends/_types.py`` on this compiler's own
+``types`` (each compiler has its own type classes); only the bindings live here.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..._dtypes import bfloat16_dtype, is_movable
-from ...core import spec
+from .. import _types
 from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
-
-
-class GroupType(types.Dummy):
-    """A cooperative group descriptor: compile time only, nothing at run time."""
-
-    def __init__(self, kind: str, width: int = 0, exhaustive: bool = True):
-        self.kind = kind
-        self.width = width
-        # False: this_block().group_by(n, exhaustive=False), complete groups of warps only
-        self.exhaustive = exhaustive
-        label = {"block": "block", "warp": f"warp{width}", "warps": f"warps{width}"}.get(kind, kind)
-        if not exhaustive:
-            label += ", partial"
-        super().__init__(name=f"coop.Group({label})")
-
-    @property
-    def key(self):
-        return (self.kind, self.width, self.exhaustive)
-
-    def descriptor(self) -> spec.GroupArg:
-        return spec.GroupArg(self.kind, self.width, self.exhaustive)
-
-
-class ThreadDataType(types.Array):
-    """A per-thread payload: a 1-D C-contiguous array whose extent is part of the type."""
-
-    def __init__(self, dtype, items: int, alignment: int | None = None):
-        self.items = items
-        self.payload_alignment = alignment
-        align = "" if alignment is None else f", align={alignment}"
-        super().__init__(dtype, 1, "C", name=f"coop.ThreadData({dtype}, {items}{align})")
-
-    @property
-    def key(self):
-        return (super().key, self.items, self.payload_alignment)
-
-    def copy(self, dtype=None, ndim=1, layout="C", readonly=False):
-        # Array operations that derive a new array type (slicing, views) yield plain
-        # arrays; only ThreadData(...) makes a payload.
-        if dtype is None:
-            dtype = self.dtype
-        return types.Array(dtype, ndim, layout, readonly=readonly)
-
-
-class TempStorageType(types.Dummy):
-    """An explicit scratch descriptor; ``site`` identifies its constructor call."""
-
-    def __init__(self, site, size_in_bytes, alignment, auto_sync, sharing):
-        self.site = site
-        self.size_in_bytes = size_in_bytes
-        self.alignment = alignment
-        self.auto_sync = auto_sync
-        self.sharing = sharing
-        super().__init__(name=f"coop.TempStorage(site={site}, size={size_in_bytes}, align={alignment}, "
-                              f"auto_sync={auto_sync}, sharing={sharing})")
-
-    @property
-    def key(self):
-        return (self.site, self.size_in_bytes, self.alignment, self.auto_sync, self.sharing)
-
-    def descriptor(self):
-        return spec.TempStorageArg(self.site, self.size_in_bytes, self.alignment, self.auto_sync, self.sharing)
-
-
-class StatefulFunctionType(types.Dummy):
-    """A coop.StatefulFunction: its device function and state dtype, compile time only."""
-
-    def __init__(self, function, dispatcher):
-        self.function = function
-        self.dispatcher = dispatcher
-        super().__init__(name=f"coop.StatefulFunction({function.name}, {function.state_dtype.name})")
-
-    @property
-    def key(self):
-        return (id(self.function), _dispatcher_key(self.dispatcher), self.function.state_dtype)
-
-    def descriptor(self) -> spec.DeviceFunctionArg:
-        d = self.dispatcher
-        return spec.DeviceFunctionArg(handle=d, key=_dispatcher_key(d), name=self.function.name, device=True,
-                                      state_dtype=self.function.state_dtype)
-
-
-register_model(GroupType)(OpaqueModel)
-register_model(StatefulFunctionType)(OpaqueModel)
-register_model(TempStorageType)(OpaqueModel)
-register_model(ThreadDataType)(ArrayModel)
-
-
-def numpy_dtype(numba_type) -> np.dtype | None:
-    if _is_bfloat16(numba_type):
-        return bfloat16_dtype()  # numba-cuda-mlir 0.6 has no NumPy dtype for its bfloat16 type
-    try:
-        dt = np.dtype(as_dtype(numba_type))
-    except Exception:
-        return None
-    # Complex too: the families check their own dtypes (ops._validate refuses complex in
-    # the arithmetic ones with a named message).
-    return dt if is_movable(dt) else None
-
-
-def _is_bfloat16(numba_type) -> bool:
-    return str(numba_type) == "bfloat16"
-
-
-def describe_type(ty):
-    """Translate a Numba type into the compiler-neutral descriptor the families read."""
-    if isinstance(ty, types.Omitted) or ty is None:
-        return spec.OMITTED
-    if isinstance(ty, GroupType):
-        return ty.descriptor()
-    if isinstance(ty, (TempStorageType, StatefulFunctionType)):
-        return ty.descriptor()
-    if isinstance(ty, ThreadDataType):
-        return spec.PayloadArg(numpy_dtype(ty.dtype), ty.items, ty.payload_alignment)
-    if isinstance(ty, types.Array):
-        contiguous = ty.layout in ("C", "F") if ty.ndim == 1 else ty.layout == "C"
-        return spec.ArrayArg(numpy_dtype(ty.dtype), ty.ndim, contiguous, str(ty.dtype),
-                             writable=bool(getattr(ty, "mutable", True)))
-    if isinstance(ty, types.BooleanLiteral):
-        return spec.ScalarArg(None, ty.literal_value, "bool")
-    if isinstance(ty, types.Boolean):
-        return spec.ScalarArg(None, type_name="bool")
-    if isinstance(ty, types.IntegerLiteral):
-        return spec.ScalarArg(numpy_dtype(ty.literal_type) or np.dtype("int64"), int(ty.literal_value))
-    if (isinstance(ty, (types.Integer, types.Float, types.Complex))
-            or (isinstance(ty, types.Number) and _is_bfloat16(ty))):
-        return spec.ScalarArg(numpy_dtype(ty), type_name=str(ty))
-    if isinstance(ty, types.StringLiteral):
-        return spec.StringArg(ty.literal_value)
-    if isinstance(ty, types.UnicodeType):
-        return spec.StringArg(None)
-    if isinstance(ty, types.NoneType):
-        return spec.NoneArg()
-    if isinstance(ty, (types.NumberClass, types.DType)):
-        inner = ty.instance_type if isinstance(ty, types.NumberClass) else ty.dtype
-        dt = numpy_dtype(inner)
-        return spec.DtypeArg(dt) if dt is not None else spec.UnsupportedArg(str(inner))
-    if isinstance(ty, types.Function) and getattr(ty, "typing_key", None) in (int, float):
-        # The builtins as dtypes mean 32-bit, as in coop.ThreadData(n, dtype=int) on the host.
-        return spec.DtypeArg(np.dtype("int32" if ty.typing_key is int else "float32"))
-    if isinstance(ty, types.EnumMember):
-        # The member itself is not in the type; name its class (``Algo member``).
-        return spec.UnsupportedArg(f"<{ty.instance_class.__name__} enum member>")
-    if isinstance(ty, types.Dispatcher):
-        dispatcher = ty.dispatcher
-        device = bool(getattr(dispatcher, "targetoptions", {}).get("device", False))
-        return spec.DeviceFunctionArg(handle=dispatcher, key=_dispatcher_key(dispatcher),
-                                      name=getattr(dispatcher, "__name__", str(ty)), device=device)
-    if isinstance(ty, types.Function):
-        # operator.add, np.maximum, max, ...: stand-ins for built-in operators.
-        found = spec.python_operator(getattr(ty, "typing_key", None))
-        if found is not None:
-            return found
-    return spec.UnsupportedArg(str(ty))
-
-
-def _dispatcher_key(dispatcher):
-    fn = getattr(dispatcher, "py_func", dispatcher)
-    code = getattr(fn, "__code__", None)
-    return (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", str(fn)),
-            hash(code.co_code) if code is not None else id(fn), id(dispatcher))
 
 
 def numba_type_of_dtype(dt: np.dtype):
@@ -181,14 +18,14 @@ def numba_type_of_dtype(dt: np.dtype):
     return from_dtype(np.dtype(dt))
 
 
-def result_type(result):
-    """Numba type of a CallPlan result."""
-    if result is None:
-        return types.none
-    if isinstance(result, spec.ScalarResult):
-        return numba_type_of_dtype(result.dtype)
-    if isinstance(result, spec.PayloadResult):
-        return ThreadDataType(numba_type_of_dtype(result.dtype), result.items)
-    if isinstance(result, spec.TupleResult):
-        return types.Tuple([result_type(r) for r in result.items])
-    raise TypeError(f"unknown result {result!r}")
+_made = _types.build(__name__, types=types, array_model=ArrayModel, opaque_model=OpaqueModel, as_dtype=as_dtype,
+                     register_model=register_model, numba_type_of_dtype=numba_type_of_dtype,
+                     bfloat16_name="bfloat16")
+GroupType = _made.GroupType
+ThreadDataType = _made.ThreadDataType
+TempStorageType = _made.TempStorageType
+StatefulFunctionType = _made.StatefulFunctionType
+numpy_dtype = _made.numpy_dtype
+describe_type = _made.describe_type
+result_type = _made.result_type
+del _made
