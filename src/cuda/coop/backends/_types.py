@@ -18,7 +18,7 @@ from ..core import spec
 __all__ = ["build", "PUBLIC_NAMES"]
 
 PUBLIC_NAMES = ("GroupType", "ThreadDataType", "TempStorageType", "StatefulFunctionType", "numpy_dtype",
-                "describe_type", "result_type")
+                "describe_type", "result_type", "register_group_typeofs")
 
 
 def build(module_name: str, *, types, array_model, opaque_model, as_dtype, register_model, numba_type_of_dtype,
@@ -204,6 +204,16 @@ def build(module_name: str, *, types, array_model, opaque_model, as_dtype, regis
         if isinstance(result, spec.TupleResult):
             return types.Tuple([result_type(r) for r in result.items])
         raise TypeError(f"unknown result {result!r}")
+
+    def register_group_typeofs(typeof_impl):
+        """The Numba type of each host group descriptor, registered with the compiler's typeof."""
+        from .. import _groups
+
+        typeof_impl.register(_groups.BlockGroup)(lambda val, c: GroupType("block", 0))
+        typeof_impl.register(_groups.WarpGroup)(lambda val, c: GroupType("warp", val.width))
+        typeof_impl.register(_groups.WarpsGroup)(lambda val, c: GroupType("warps", val.warps, val.exhaustive))
+        for cls in (_groups.SingleThreadGroup, _groups.GridGroup, _groups.ClusterGroup):
+            typeof_impl.register(cls)(lambda val, c: GroupType(val.kind, 0))
 
     for cls in (GroupType, ThreadDataType, TempStorageType, StatefulFunctionType):
         cls.__module__ = module_name

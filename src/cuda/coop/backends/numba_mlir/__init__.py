@@ -25,8 +25,7 @@ class NumbaMlirBackend:
         # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
         cuda_libraries.install_pinning()
         from . import group_methods, lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
-        from .types import GroupType, StatefulFunctionType
-        from ... import _groups
+        from .types import StatefulFunctionType, register_group_typeofs
         from ..._stateful import StatefulFunction
 
         self.version = C.check_version()
@@ -64,20 +63,7 @@ class NumbaMlirBackend:
                 val._numba_mlir_dispatcher = dispatcher
             return StatefulFunctionType(val, dispatcher)
 
-        @C.typeof_impl.register(_groups.BlockGroup)
-        def _typeof_block(val, c):
-            return GroupType("block", 0)
-
-        @C.typeof_impl.register(_groups.WarpGroup)
-        def _typeof_warp(val, c):
-            return GroupType("warp", val.width)
-
-        @C.typeof_impl.register(_groups.WarpsGroup)
-        def _typeof_warps(val, c):
-            return GroupType("warps", val.warps, val.exhaustive)
-
-        for cls in (_groups.SingleThreadGroup, _groups.GridGroup, _groups.ClusterGroup):
-            C.typeof_impl.register(cls)(lambda val, c: GroupType(val.kind, 0))
+        register_group_typeofs(C.typeof_impl)
 
         C.refresh_registries_if_needed()
 

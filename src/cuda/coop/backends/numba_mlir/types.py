@@ -28,4 +28,5 @@ StatefulFunctionType = _made.StatefulFunctionType
 numpy_dtype = _made.numpy_dtype
 describe_type = _made.describe_type
 result_type = _made.result_type
+register_group_typeofs = _made.register_group_typeofs
 del _made
