@@ -22,13 +22,14 @@ def require(compiler: str) -> None:
     if importlib.util.find_spec(_MODULE[compiler]) is None:
         pytest.skip(f"{compiler} is not installed (pip install 'cuda-coop[{compiler}-cu13]')")
     if compiler == "numba-cuda":
-        from cuda.coop._errors import BackendUnavailableError
+        from cuda.coop._errors import BackendUnavailableError, UnsupportedBackendVersionError
 
         try:
             from cuda import coop
 
             coop.register("numba-cuda")
-        except BackendUnavailableError as error:  # e.g. numba.cuda is an old numba's own target
+        # e.g. numba.cuda is numba's own target, or a NumPy numba-cuda cannot compile with
+        except (BackendUnavailableError, UnsupportedBackendVersionError) as error:
             pytest.skip(f"numba-cuda backend unavailable here: {error}")
 
 

@@ -30,11 +30,22 @@ _seen: set = set()  # (kernel, argument types, block, grid) already compiled in 
 
 def _compile_only_launch(dispatcher, config, classic=False):
     if classic:  # a kernel of classic numba-cuda (``from numba import cuda``)
+        from numba.cuda import types
+        from numba.cuda.core.errors import ForceLiteralArg
+
         from cuda.coop.backends.numba_cuda.compile import _argtype
         from cuda.coop.numba_cuda import compile_cubin as _compile
 
         def compile_cubin(kernel, args, cluster=None, **kw):
-            return _compile(kernel, args, **kw)
+            # As numba-cuda's dispatcher types a launch: integers as plain integers, then
+            # literals for the positions a ForceLiteralArg asks for (the backend's retry).
+            argtypes = [dispatcher.typeof_pyval(a) for a in args]
+            try:
+                return _compile(kernel, argtypes, **kw)
+            except ForceLiteralArg as request:
+                argtypes = [types.literal(a) if i in request.requested_args else t
+                            for i, (a, t) in enumerate(zip(args, argtypes))]
+                return _compile(kernel, argtypes, **kw)
     else:
         from cuda.coop.backends.numba_mlir.compile import _argtype
         from cuda.coop.numba_mlir import compile_cubin

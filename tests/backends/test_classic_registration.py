@@ -91,3 +91,44 @@ def test_an_old_numbas_own_cuda_target_is_refused_by_name():
     from numba import cuda
 
     _compat.check_numba_cuda_is_the_target(cuda)  # numba-cuda's own: accepted
+
+
+def test_a_numpy_without_row_stack_is_refused_by_name(monkeypatch):
+    """numba-cuda 0.30 overloads ``np.row_stack``, which NumPy 2.5 removed (the H200 image's
+    NumPy): every compile would fail deep in numba-cuda's typing, so registering names the
+    conflict and the fix instead."""
+    require("numba-cuda")
+    import numpy as np
+
+    from cuda.coop._errors import UnsupportedBackendVersionError
+    from cuda.coop.backends.numba_cuda import _compat
+
+    _compat.check_numpy_supported()  # this environment's NumPy still has it: accepted
+    monkeypatch.delattr(np, "row_stack")
+    with pytest.raises(UnsupportedBackendVersionError,
+                       match=r"NumPy .* numba-cuda 0\.30\.\d+ cannot compile .*row_stack.*numpy<2\.5"):
+        _compat.check_numpy_supported()
+
+
+def test_a_kernel_argument_item_count_asks_the_dispatcher_for_a_literal():
+    """``ThreadData(items_per_thread)`` with a kernel argument typed as a plain integer must
+    reach numba-cuda's dispatcher as its ForceLiteralArg (it then retypes with the value);
+    numba's own ``types.Function`` turned any other class into a TypingError, so every launch
+    of such a kernel on classic numba-cuda failed (seen on the H200)."""
+    require("numba-cuda")
+    import numpy as np
+    from numba import cuda
+    from numba.cuda import types
+    from numba.cuda.core.errors import ForceLiteralArg
+
+    from cuda import coop
+    from cuda.coop.numba_cuda import compile_cubin
+
+    def kernel(src, dst, items_per_thread):
+        items = coop.ThreadData(items_per_thread, dtype=np.int32)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, items)
+
+    with pytest.raises(ForceLiteralArg) as info:
+        compile_cubin(cuda.jit(kernel), (types.int32[::1], types.int32[::1], types.int64), block=128)
+    assert info.value.requested_args == frozenset({2})

@@ -105,3 +105,36 @@ def kernel(src, dst):
         dst = np.full(1, -777, np.int32)
         module.kernel[1, threads](src, dst)
         assert dst[0] == src.sum()
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_kernel_arguments_specialize_each_launch(compiler):
+    """items_per_thread and a bit range as kernel arguments: the kernel is specialized per
+    value at launch (classic numba-cuda retries its typing with literal arguments), and each
+    specialization gives NumPy's answer, a partial last tile included."""
+    gpu_for(compiler)
+    module = kernel_for(compiler, """
+@cuda.jit
+def kernel(src, dst, items_per_thread, end_bit):
+    g = coop.this_block()
+    items = coop.ThreadData(items_per_thread, dtype=src.dtype)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    n = min(src.size - offset, cuda.blockDim.x * items_per_thread)
+    coop.load(g, src, items, offset=offset, valid_items=n, oob_default=255)
+    keys = coop.radix_sort_keys(g, items, end_bit=end_bit)
+    coop.store(g, dst, keys, offset=offset, valid_items=n)
+""")
+    rng = np.random.default_rng(7)
+    threads = 64
+    for ipt, end_bit in ((2, 8), (5, 8), (5, 4)):
+        tile = threads * ipt
+        size = 3 * tile - 37  # a partial last tile
+        src = rng.integers(0, 255, size, dtype=np.uint8)
+        dst = np.full(size, 99, np.uint8)
+        module.kernel[3, threads](src, dst, ipt, end_bit)
+        for start in range(0, size, tile):
+            chunk = src[start:start + tile]
+            padded = np.concatenate([chunk, np.full(tile - chunk.size, 255, np.uint8)])  # oob_default
+            keys = padded if end_bit == 8 else padded & 0xF  # bits [0, end_bit), a stable sort
+            want = padded[np.argsort(keys, kind="stable")][:chunk.size]
+            np.testing.assert_array_equal(dst[start:start + tile], want, err_msg=f"{ipt=} {end_bit=}")

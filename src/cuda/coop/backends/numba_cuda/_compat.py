@@ -64,7 +64,27 @@ def check_numba_cuda_is_the_target(cuda_module):
             f"({_EXTRA_HINT}), or `import _numba_cuda_redirector` before the first `import numba`")
 
 
+def check_numpy_supported():
+    """A named error where numba-cuda cannot compile anything with the installed NumPy.
+
+    numba-cuda 0.30 registers an overload for ``np.row_stack`` unconditionally while its
+    typing context loads, and NumPy 2.5 removed ``row_stack``: every kernel's first compile
+    then fails with ``AttributeError: module 'numpy' has no attribute 'row_stack'`` from
+    numba-cuda's internals (seen on the H200 image: numba-cuda 0.30.4 beside NumPy 2.5).
+    The extras pin ``numpy<2.5``; this check names the conflict for other installs.
+    """
+    import numpy
+
+    if not hasattr(numpy, "row_stack"):
+        raise UnsupportedBackendVersionError(
+            f"coop.register('numba-cuda'): NumPy {numpy.__version__} is installed, but numba-cuda "
+            f"{check_version()} cannot compile kernels with NumPy 2.5 or later (numba-cuda registers "
+            "np.row_stack, which NumPy 2.5 removed); pip install 'numpy<2.5' in this environment, "
+            "or use the default compiler, numba-cuda-mlir")
+
+
 check_version()
+check_numpy_supported()
 
 import llvmlite.ir as llvm_ir  # noqa: E402
 from numba import cuda  # noqa: E402  (numba-cuda's: numba_cuda/numba/cuda)
@@ -76,11 +96,37 @@ from numba.cuda.core import ir  # noqa: E402
 # Call-site rewrites (payload dtype inference) and the untyped IR of device helpers they read.
 from numba.cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
 from numba.cuda.compiler import run_frontend  # noqa: E402
-from numba.cuda.core.errors import ForceLiteralArg  # noqa: E402
+from numba.cuda.core.errors import ForceLiteralArg as _CudaForceLiteralArg  # noqa: E402
+
+
+def _force_literal_arg_class():
+    """The ForceLiteralArg that both of numba-cuda's catchers recognize.
+
+    With numba installed, numba-cuda types calls through numba's own ``types.Function``,
+    whose failure handling re-raises only ``numba.core.errors.ForceLiteralArg`` (anything
+    else becomes a TypingError), while numba-cuda's dispatcher retries with literal
+    arguments only on ``numba.cuda.core.errors.ForceLiteralArg``.  A typing template
+    asking for a literal kernel argument (``ThreadData(items_per_thread)`` with a kernel
+    argument) must be an instance of both, or every launch of such a kernel fails to type.
+    """
+    try:
+        from numba.core.errors import ForceLiteralArg as core_class
+    except ImportError:  # numba-cuda without numba's core: one class
+        return _CudaForceLiteralArg
+    if core_class is _CudaForceLiteralArg or issubclass(_CudaForceLiteralArg, core_class):
+        return _CudaForceLiteralArg
+
+    class ForceLiteralArg(_CudaForceLiteralArg, core_class):
+        pass
+
+    return ForceLiteralArg
+
+
+ForceLiteralArg = _force_literal_arg_class()
 from numba.cuda.core.imputils import lower_builtin, lower_getattr  # noqa: E402
 from numba.cuda.extending import overload_method  # noqa: E402
 from numba.cuda.datamodel.models import ArrayModel, OpaqueModel  # noqa: E402
-from numba.cuda.dispatcher import CUDADispatcher  # noqa: E402
+from numba.cuda.dispatcher import CUDADispatcher, _Kernel  # noqa: E402
 from numba.cuda.models import register_model  # noqa: E402
 from numba.cuda.np.numpy_support import as_dtype, from_dtype  # noqa: E402
 from numba.cuda.typing.templates import (  # noqa: E402
@@ -211,6 +257,73 @@ def launch_config():
     if dispatcher is not None:
         dispatcher.mark_launch_config_sensitive()
     return {"block": tuple(config.blockdim), "grid": tuple(config.griddim)}
+
+
+def install_literal_argument_retry():
+    """Let a launch specialize a kernel on the kernel arguments cuda.coop needs as constants.
+
+    numba's CPU dispatcher answers a ForceLiteralArg from typing by retyping with those
+    arguments as literals; numba-cuda 0.30's ``CUDADispatcher._compile_for_args`` does
+    not, so ``ThreadData(items_per_thread)`` with a kernel argument failed at every launch.
+    This wraps it with the same retry.  The positions are remembered per dispatcher, and
+    each specialization in a memo keyed by the other arguments' types and these values, so
+    a later launch finds its kernel without typing again (a new value compiles one more
+    specialization).  Nothing changes for kernels whose typing never asks for a literal.
+    """
+    original = CUDADispatcher._compile_for_args
+    if getattr(original, "_coop_literal_retry", False):
+        return
+
+    def _literal_types(self, args, positions):
+        return tuple(types.literal(arg) if i in positions else self.typeof_pyval(arg)
+                     for i, arg in enumerate(args))
+
+    def _compile_for_args(self, *args, **kws):
+        positions = self.__dict__.get("_coop_literal_positions")
+        if not positions:
+            try:
+                return original(self, *args, **kws)
+            except _CudaForceLiteralArg as request:
+                positions = frozenset(request.requested_args)
+                self._coop_literal_positions = positions
+        # Every launch of such a kernel comes here (the dispatcher's type-code table holds
+        # the literal signatures, never the plain one): find the specialization by the
+        # plain types and the values, without building literal types again.
+        try:
+            key = tuple((type(arg), arg) if i in positions else self.typeof_pyval(arg)
+                        for i, arg in enumerate(args))
+            kernel = self.__dict__.setdefault("_coop_literal_kernels", {}).get(key)
+        except TypeError:  # an unhashable value: no memo
+            key, kernel = None, None
+        if kernel is not None:
+            return kernel
+        try:
+            kernel = self.compile(_literal_types(self, args, positions))
+        except _CudaForceLiteralArg as request:  # one more argument asked for: a last round
+            positions = positions | frozenset(request.requested_args)
+            self._coop_literal_positions = positions
+            kernel = self.compile(_literal_types(self, args, positions))
+            key = None
+        if key is not None:
+            self._coop_literal_kernels[key] = kernel
+        return kernel
+
+    _compile_for_args._coop_literal_retry = True
+    CUDADispatcher._compile_for_args = _compile_for_args
+
+    # The specialization's signature holds the literal types (so each value gets its own
+    # entry in the dispatcher's type-code table, and a launch with another value cannot
+    # reuse it), while its parameters keep the plain type's data model: pass the value as
+    # the plain type.  numba-cuda's argument packing knows no literal types.
+    original_prepare = _Kernel._prepare_args
+
+    def _prepare_args(self, ty, val, *rest, **kws):
+        return original_prepare(self, types.unliteral(ty), val, *rest, **kws)
+
+    _Kernel._prepare_args = _prepare_args
+
+
+install_literal_argument_retry()
 
 
 # ----------------------------------------------------------------------------------------
