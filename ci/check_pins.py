@@ -60,6 +60,7 @@ def expected_classic_extra(row: dict) -> set[str]:
     major, minor = row["cuda_major"], row["cuda_version"]
     reqs = [
         f"numba-cuda[cu{major}]{row['numba_cuda']}",
+        f"numpy{row['numba_cuda_numpy']}",
         f"cuda-bindings{row['cuda_bindings']}",
         f"cuda-toolkit[cccl,cudart,nvjitlink,nvrtc]=={minor}.*",
         f"{row['pypi_nvjitlink']}=={minor}.*",
@@ -181,6 +182,8 @@ def check_pixi(rep: Report, root: Path, pins: dict, py: dict) -> None:
     for major, row in pins.items():
         rep.equal(f"pixi numba-cuda feature numba-cuda (cu{major} pin)", classic.get("numba-cuda"),
                   row["numba_cuda"])
+        rep.equal(f"pixi numba-cuda feature numpy (cu{major} pin)", classic.get("numpy"),
+                  row["numba_cuda_numpy"])
         env = envs.get(f"numba-cuda-cu{major}", {})
         rep.check({f"cu{major}", "test", "numba-cuda"} <= set(env.get("features", []))
                   and env.get("solve-group") == f"numba-cuda-cu{major}",
