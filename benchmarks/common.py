@@ -396,8 +396,12 @@ def write_results(name: str, results) -> None:
 
 
 def import_source(source: str, name: str):
-    """Import ``source`` as a module from a real file (numba-cuda-mlir reads kernel source)."""
+    """Import ``source`` as a module from a real file (numba-cuda-mlir reads kernel source),
+    its compiler import swapped for ``KERNEL_COMPILER``'s."""
     import importlib.util
+
+    if COMPILER_IMPORTS["numba-cuda-mlir"] in source:
+        source = for_compiler(source, KERNEL_COMPILER)
 
     path = Path(tempfile.mkdtemp(prefix="coop-bench-src-")) / f"{name}.py"
     path.write_text(source)
@@ -423,7 +427,42 @@ def timed_subprocess(code: str, env=None) -> dict:
     return result
 
 
-def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, repeat: int = 1) -> dict:
+# The line every kernel source and latency script imports its compiler with, and what it
+# becomes under ``--compiler`` (classic numba-cuda: ``numba.cuda`` from package numba-cuda).
+COMPILER_IMPORTS = {"numba-cuda-mlir": "from numba_cuda_mlir import cuda", "numba-cuda": "from numba import cuda"}
+
+
+def for_compiler(source: str, compiler: str) -> str:
+    """``source`` with its numba-cuda-mlir import swapped for ``compiler``'s."""
+    default = COMPILER_IMPORTS["numba-cuda-mlir"]
+    if compiler == "numba-cuda-mlir":
+        return source
+    if default not in source:
+        raise ValueError(f"no {default!r} line to swap for {compiler!r}")
+    return source.replace(default, COMPILER_IMPORTS[compiler])
+
+
+# The compiler of the kernels import_source builds (harness.py's ``--compiler``).
+KERNEL_COMPILER = "numba-cuda-mlir"
+
+
+def use_compiler(compiler: str) -> None:
+    """Build the benchmark kernels of this process with ``compiler`` from now on."""
+    global KERNEL_COMPILER
+    if compiler not in COMPILER_IMPORTS:
+        raise ValueError(f"compiler {compiler!r}: expected one of {sorted(COMPILER_IMPORTS)}")
+    KERNEL_COMPILER = compiler
+
+
+def compiler_cuda(compiler: str):
+    """The ``cuda`` module of ``compiler`` (``numba.cuda`` or ``numba_cuda_mlir.cuda``)."""
+    namespace: dict = {}
+    exec(COMPILER_IMPORTS[compiler], namespace)
+    return namespace["cuda"]
+
+
+def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, repeat: int = 1,
+                    compiler: str = "numba-cuda-mlir") -> dict:
     """First-launch latency in fresh processes: empty provider cache, warm cache, no cuda.coop.
 
     ``code_template`` is a script with ``{coop_import}`` and ``{kernel}`` fields that
@@ -438,6 +477,7 @@ def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, rep
     if os.environ.get("COOP_BENCH_SKIP_LATENCY"):
         return {}
     coop = "from cuda import coop"
+    code_template = for_compiler(code_template, compiler)
     rounds: dict = {"cold": [], "warm_disk_cache": [], "without_coop": []}
     for _ in range(max(1, repeat)):
         env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")}

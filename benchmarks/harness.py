@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
 
+import common  # KERNEL_COMPILER, read at run time
 from common import (
-    _flat, build_nvrtc_kernels, compile_latency, latency_over_plain, nvcc_baseline_ms, per_launch_table,
-    print_ratio_table, specialize, time_kernel, write_results,
+    COMPILER_IMPORTS, _flat, build_nvrtc_kernels, compile_latency, compiler_cuda, latency_over_plain,
+    nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize, time_kernel, use_compiler,
+    write_results,
 )
 
 __all__ = ["In", "Out", "Case", "Reference", "Family", "Data", "configure", "main", "nest"]
@@ -181,8 +183,14 @@ class Data:
             from numba_cuda_mlir import cuda
 
             spec = self.specs[name]
-            self._device[name] = (cuda.to_device(self.host(name)) if isinstance(spec, In)
-                                  else cuda.device_array(spec.size, dtype=spec.dtype))
+            array = (cuda.to_device(self.host(name)) if isinstance(spec, In)
+                     else cuda.device_array(spec.size, dtype=spec.dtype))
+            if common.KERNEL_COMPILER == "numba-cuda":
+                # Classic numba-cuda takes other arrays through their CUDA array interface on
+                # every launch; its own view of the same memory, made once, keeps that
+                # conversion (and its stream sync) out of the timed launches.
+                array = compiler_cuda("numba-cuda").as_cuda_array(array, sync=False)
+            self._device[name] = array
         return self._device[name]
 
     def resolve(self, args) -> tuple:
@@ -218,18 +226,23 @@ def parser(family: Family) -> argparse.ArgumentParser:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=family.threads, help="threads per block")
     ap.add_argument("--items", type=int, default=family.items, help="items per thread")
+    ap.add_argument("--compiler", choices=sorted(COMPILER_IMPORTS), default="numba-cuda-mlir",
+                    help="the compiler of the cuda.coop kernels and the kernels without it (the C++ "
+                         "twins are CUB built by nvcc and NVRTC either way)")
     for flags, kwargs in family.options:
         ap.add_argument(*flags, **kwargs)
     if family.latency:
         ap.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
         ap.add_argument("--latency-repeat", type=int, default=1,
                         help="rounds of the three fresh processes (cold, warm, without cuda.coop); medians")
+
     return ap
 
 
 def configure(family: Family, argv=None, device=True):
     """The parsed options plus the device's ``sms``, ``cc`` and ``name`` (an H200's without one)."""
     cfg = parser(family).parse_args(argv)
+    use_compiler(cfg.compiler)
     info = NO_DEVICE
     if device:
         from numba_cuda_mlir import cuda
@@ -248,6 +261,10 @@ def json_name(family: Family, cfg) -> str:
     value = getattr(cfg, family.suffix)
     default = parser(family).get_default(family.suffix)
     return family.name if value == default else f"{family.name}_{value}"
+
+
+def _compiler_suffix(cfg) -> str:
+    return "" if cfg.compiler == "numba-cuda-mlir" else "_" + cfg.compiler.replace("-", "_")
 
 
 def _first_launch(data: Data, args, launch) -> float:
@@ -312,10 +329,11 @@ def _print_latency(lat: dict) -> None:
 
 
 def latency_only(family: Family, cfg, report: dict) -> dict:
-    report["latency"] = compile_latency(*family.latency, cfg.latency_repeat)
+    report["latency"] = compile_latency(*family.latency, cfg.latency_repeat, compiler=cfg.compiler)
+    print(f"compiler: {cfg.compiler}")
     print("compile latency (seconds): first launch (compile + launch) and the second, in fresh processes")
     _print_latency(report["latency"])
-    write_results(f"{family.name}_latency", report)
+    write_results(f"{family.name}_latency{_compiler_suffix(cfg)}", report)
     return report
 
 
@@ -357,7 +375,8 @@ def print_tables(family: Family, cfg, cases: list, report: dict) -> None:
 def main(family: Family, argv=None) -> dict:
     """Run ``family``: check and time its cases, its C++ twins, print the tables, write the JSON."""
     cfg = configure(family, argv)
-    report = {"threads": cfg.threads, "items_per_thread": cfg.items, **family.header(cfg)}
+    report = {"compiler": cfg.compiler, "threads": cfg.threads, "items_per_thread": cfg.items,
+              **family.header(cfg)}
     if getattr(cfg, "latency_only", False):
         return latency_only(family, cfg, report)
     cases = family.cases(cfg)
@@ -385,11 +404,11 @@ def main(family: Family, argv=None) -> dict:
     if family.extra:
         family.extra(report, cfg, data, cases)
     if family.latency:
-        report["latency"] = compile_latency(*family.latency, cfg.latency_repeat)
+        report["latency"] = compile_latency(*family.latency, cfg.latency_repeat, compiler=cfg.compiler)
     print_tables(family, cfg, cases + references, report)
     if report.get("latency"):
         print("\ncompile latency of the first kernel (seconds; fresh processes: empty provider cache, "
               "warm disk cache, without cuda.coop)")
         _print_latency(report["latency"])
-    write_results(json_name(family, cfg), report)
+    write_results(json_name(family, cfg) + _compiler_suffix(cfg), report)
     return report

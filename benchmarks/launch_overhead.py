@@ -1,13 +1,14 @@
 """Host cost of one launch: a cuda.coop kernel against the same kernel written without cuda.coop.
 
     python benchmarks/launch_overhead.py [--launches 3000] [--repeat 7] [--profile N]
+                                         [--compiler numba-cuda-mlir|numba-cuda]
 
 Each case launches a small copy kernel (one block, 4 items per thread, device arrays)
 ``--launches`` times asynchronously and reports host microseconds per launch (median of
 ``--repeat`` rounds, synchronized at the end of each round): what a user's loop pays per
 ``kernel[grid, block](...)`` call.  Cases:
 
-- ``plain_1d``  / ``plain_3d``: the copy without cuda.coop (numba-cuda-mlir's own floor)
+- ``plain_1d``  / ``plain_3d``: the copy without cuda.coop (the compiler's own floor)
 - ``coop_1d``   / ``coop_3d``: ``ThreadData(4)``, ``coop.load``/``coop.store`` (striped)
 - ``coop_ipt_arg``: the same with ``items_per_thread`` a kernel argument (specialized per value)
 - ``plain_ipt_arg``: the plain copy taking the same extra integer argument
@@ -29,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import import_source, write_results  # noqa: E402
+from common import COMPILER_IMPORTS, compiler_cuda, for_compiler, import_source, write_results  # noqa: E402
 
 ITEMS = 4
 THREADS_1D = 128
@@ -125,18 +126,20 @@ def main(argv=None) -> dict:
     ap.add_argument("--profile", type=int, default=0, metavar="N")
     ap.add_argument("--profile-cases", nargs="*", default=["coop_1d", "plain_1d", "coop_ipt_arg"])
     ap.add_argument("--only", nargs="*", help="case names to run (default: all)")
+    ap.add_argument("--compiler", choices=sorted(COMPILER_IMPORTS), default="numba-cuda-mlir",
+                    help="compile both kernels of every case with this compiler")
     args = ap.parse_args(argv)
 
     import numpy as np
-    from numba_cuda_mlir import cuda
 
-    ns = import_source(KERNELS, "coop_launch_cost_kernels")
+    cuda = compiler_cuda(args.compiler)
+    ns = import_source(for_compiler(KERNELS, args.compiler), "coop_launch_cost_kernels")
     n = THREADS_1D * ITEMS
     src = cuda.to_device(np.arange(n, dtype=np.int32))
     dst = cuda.device_array(n, dtype=np.int32)
     launches = cases(ns, src, dst)
     chosen = args.only or list(launches)
-    report = {"launches": args.launches, "repeat": args.repeat, "us_per_launch": {}}
+    report = {"compiler": args.compiler, "launches": args.launches, "repeat": args.repeat, "us_per_launch": {}}
     for name in chosen:
         dst[:] = -1
         us = per_launch_us(launches[name], args.launches, args.repeat, cuda.synchronize)
@@ -153,7 +156,8 @@ def main(argv=None) -> dict:
         for name in args.profile_cases:
             print(f"\n===== cProfile: {args.profile} launches of {name} =====")
             print(profile(launches[name], args.profile, cuda.synchronize))
-    write_results("launch_overhead", report)
+    suffix = "" if args.compiler == "numba-cuda-mlir" else "_" + args.compiler.replace("-", "_")
+    write_results("launch_overhead" + suffix, report)
     return report
 
 

@@ -87,3 +87,41 @@ def test_compile_latency_rounds_get_their_own_cache_and_report_medians(common, m
     assert lat["warm_disk_cache"]["first_launch_s"] == 3.0
     assert lat["without_coop"]["first_launch_s"] == 2.5
     assert common.latency_over_plain(lat) == {"cold": -0.5, "warm_disk_cache": 0.5}
+
+
+@pytest.mark.unit
+def test_for_compiler_swaps_the_compiler_import_or_refuses(common):
+    source = "import numpy\nfrom numba_cuda_mlir import cuda\n@cuda.jit\ndef k(): pass\n"
+    assert common.for_compiler(source, "numba-cuda-mlir") == source
+    swapped = common.for_compiler(source, "numba-cuda")
+    assert "from numba import cuda\n" in swapped and "numba_cuda_mlir" not in swapped
+    with pytest.raises(ValueError, match="no 'from numba_cuda_mlir import cuda' line"):
+        common.for_compiler("from numba import cuda\n", "numba-cuda")
+
+
+@pytest.mark.compile
+def test_kernels_of_a_classic_run_are_compiled_by_numba_cuda(common):
+    """``--compiler numba-cuda``: import_source builds classic numba-cuda dispatchers, which
+    compile a cuda.coop kernel to cubin without a GPU."""
+    from .backends_param import require
+
+    require("numba-cuda")
+    import numpy as np
+
+    source = ("import numpy as np\nfrom numba_cuda_mlir import cuda\nfrom cuda import coop\n\n"
+              "@cuda.jit\ndef k(src, dst):\n    items = coop.ThreadData(4, dtype=np.int32)\n"
+              "    coop.load(coop.this_block(), src, items)\n    coop.store(coop.this_block(), dst, items)\n")
+    common.use_compiler("numba-cuda")
+    try:
+        module = common.import_source(source, "bench_classic_probe")
+    finally:
+        common.use_compiler("numba-cuda-mlir")
+    assert type(module.k).__module__.startswith("numba.cuda")
+    from numba.cuda import types
+
+    from cuda.coop.numba_cuda import compile_cubin
+
+    binary = compile_cubin(module.k, (types.int32[::1], types.int32[::1]), block=128)
+    assert len(binary.cubin) > 1000
+    with pytest.raises(ValueError, match="expected one of"):
+        common.use_compiler("numba")
