@@ -181,8 +181,6 @@ def test_manual_scratch_with_block_sync(rng):
     copy_manual[1, 128](source, destination)
     cuda.synchronize()
     np.testing.assert_array_equal(destination, source)
-    compiled = next(iter(copy_manual._launch_config_overloads.values()))
-    assert "mlir_module_str" in compiled.metadata or compiled.metadata is not None
 
 
 @pytest.mark.parametrize("count", [785, 1024])
