@@ -7,7 +7,9 @@
 #   bash ci/test_matrix.sh --active --gpu-only 13   # use the python already active (device bundle)
 #
 # Per major: venv ci-venvs/cuXX (made afresh; CI_REUSE_VENVS=1 keeps an existing one), then
-#   python -m pip install -e ".[numba-cuda-mlir-cuXX,test]"   (+ sass: nvdisasm, CUDA 13 only)
+#   python -m pip install -e ".[numba-cuda-mlir-cuXX,test]"   (+ sass: nvdisasm, and
+#   numba-cuda-cu13: classic numba-cuda, so the backend-parametrized tests run on both
+#   compilers; CUDA 13 only)
 #   the toolchain it resolves, python ci/check_headers.py, python -m pytest
 # with CUDA_HOME/CUDA_PATH unset (a system CUDA 13 must not leak into a CUDA 12 run),
 # CUDA_COOP_CACHE_DIR=ci-venvs/cache-cuXX, and ci/pytest_plugins/coop_ci.py loaded through
@@ -45,7 +47,7 @@ install_major() {  # venv + pip install of one major; its lines and install= go 
   mkdir -p "$root/ci-venvs/logs"
   : > "$out"
   extras="numba-cuda-mlir-cu$major,test"
-  [ "$major" = 13 ] && extras="$extras,sass"
+  [ "$major" = 13 ] && extras="$extras,sass,numba-cuda-cu13"
   if [ "${CI_REUSE_VENVS:-0}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
     rm -rf "$venv"
     "$base_python" -m venv "$venv" || { echo "FAIL: matrix-cu$major: venv"; echo "install=FAIL" >> "$out"; return 1; }
