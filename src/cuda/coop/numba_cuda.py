@@ -14,6 +14,10 @@ _register("numba-cuda")
 
 from ._stateful import StatefulFunction  # noqa: E402
 from .backends._binary import KernelBinary  # noqa: E402
+from .backends.numba_cuda._compat import cuda as _cuda  # noqa: E402
 from .backends.numba_cuda.compile import compile_cubin  # noqa: E402
 
-__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction"]
+# NVIDIA's ``coop.local`` / ``coop.shared`` spellings: numba-cuda's memory namespaces.
+local, shared = _cuda.local, _cuda.shared
+
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared"]
