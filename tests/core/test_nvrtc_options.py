@@ -78,3 +78,55 @@ def test_unroll_limit_leaves_the_ltoir_unchanged():
     with_limit = _nvrtc_compile(source, [*base, UNROLL, *rest], "unroll")  # the same program name: it is in the LTO-IR
     assert len(without) > 10_000
     assert with_limit == without
+
+
+NVFP8_OFF = ("-DCCCL_DISABLE_NVFP8_SUPPORT", "-D_CCCL_DISABLE_NVFP8_SUPPORT")
+
+
+def _ptx(source, options):
+    from cuda.bindings import nvrtc
+
+    from cuda.coop.core.cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE
+
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"ptx_compare.cu", 1, [COMPAT_HEADER_SOURCE.encode()],
+                                         [COMPAT_HEADER_NAME.encode()])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    try:
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+        assert result == nvrtc.nvrtcResult.NVRTC_SUCCESS, result
+        err, size = nvrtc.nvrtcGetPTXSize(prog)
+        buffer = b" " * size
+        nvrtc.nvrtcGetPTX(prog, buffer)
+        return buffer.rstrip(b"\0").decode().splitlines()
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+@pytest.mark.compile
+def test_nvfp8_off_removes_only_the_8_bit_float_constants():
+    """Every family's headers and six families' providers compiled to PTX with and without
+    the NVFP8 macros: the lines that differ are all numeric_limits / trait constants of the
+    8-, 6- and 4-bit float types, and the macros removed some (so they still act)."""
+    from cuda.coop.core.build import NVRTC_OPTIONS
+    from cuda.coop.core.cpp import render_translation_unit
+    from cuda.coop.core.toolchain import toolchain
+    from cuda.coop.ops._registry import all_headers
+
+    assert set(NVFP8_OFF) <= set(NVRTC_OPTIONS)
+    source = render_translation_unit(_providers(), headers=all_headers())
+    # PTX instead of LTO-IR (-dlto), which is bitcode and cannot be compared line by line.
+    base = [o for o in NVRTC_OPTIONS if o not in NVFP8_OFF and o != "-dlto"]
+    rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
+    with_fp8 = _ptx(source, [*base, *rest])
+    without = _ptx(source, [*base, *NVFP8_OFF, *rest])
+    small_floats = re.compile(r"__nv_fp[864]|fp8|fp6|fp4")
+
+    def split(ptx):
+        return ([line for line in ptx if not small_floats.search(line)],
+                [line for line in ptx if small_floats.search(line)])
+
+    (rest_with, fp8_with), (rest_without, fp8_without) = split(with_fp8), split(without)
+    assert rest_with == rest_without
+    # CCCL 3 drops them all; CCCL 2.8's CUB includes cuda_fp8.h with bfloat16 whatever the
+    # macro, so only libcu++'s share goes there.
+    assert len(fp8_without) < len(fp8_with), "the macros removed nothing: did CCCL rename them?"

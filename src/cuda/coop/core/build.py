@@ -51,12 +51,21 @@ if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.c
 # 16-way expansion and 0.05 s for the 10-way one (issue #15, docs/performance.rst
 # "Compile latency"): a third to a half of a cold compile.  The limit only changes
 # how the type computations are unrolled, never their results, so the generated code
-# is the same (tests/test_compile_latency.py compares the LTO-IR).
+# is the same (tests/core/test_nvrtc_options.py compares the LTO-IR).
+#
+# NVFP8 support off: cub/util_type.cuh and libcu++'s numeric_limits otherwise include
+# cuda_fp8.h (and with it cuda_fp6.h and cuda_fp4.h) and instantiate their traits in
+# every translation unit, about 60 ms of NVRTC's front end on a cold load/store kernel
+# (CUDA 13.0), and no cuda.coop dtype is an 8-bit float.  The public macro is CCCL 3's,
+# the underscored one CCCL 2.8's.  The PTX loses only those types' numeric_limits and
+# trait constants (tests/core/test_nvrtc_options.py compares it line by line).
 NVRTC_OPTIONS = (
     "-std=c++17",
     "-rdc=true",
     "-dlto",
     "-D_CCCL_META_UNROLL_LIMIT=10",
+    "-DCCCL_DISABLE_NVFP8_SUPPORT",
+    "-D_CCCL_DISABLE_NVFP8_SUPPORT",
 )
 
 
