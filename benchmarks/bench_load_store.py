@@ -167,7 +167,7 @@ def cases(cfg):
 
 
 def launch_overhead(report, cfg, data, cases):
-    """Host microseconds per launch of a one-block coop copy (numba-cuda-mlir's dispatch)."""
+    """Host microseconds per launch of a one-block coop copy (the compiler's dispatch)."""
     small = next(case.kernel for case in cases if case.name == "direct")
     tile = cfg.threads * cfg.items
     src, dst = data.dev("src")[:tile], data.dev("dst")[:tile]
@@ -177,7 +177,7 @@ def launch_overhead(report, cfg, data, cases):
 def note(report) -> str:
     memcpy = report.get("cub_ms", {}).get("memcpy")
     lines = [f"{'cudaMemcpy D2D':28s} {memcpy:9.3f} ms (coop/cudaMemcpy: the fraction of its speed)"] if memcpy else []
-    lines.append(f"host launch overhead of a coop kernel (numba-cuda-mlir dispatch): "
+    lines.append(f"host launch overhead of a coop kernel ({report.get('compiler', 'numba-cuda-mlir')} dispatch): "
                  f"{report['coop_launch_overhead_us']:.1f} us")
     return "\n".join(lines)
 

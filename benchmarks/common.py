@@ -337,7 +337,8 @@ def per_launch_table(report: dict, label: str = "case", rename=None) -> None:
     print_ratio_table(label, coop, baselines, None)
     batched = _flat(report.get("plain_ms", {}))
     for name, ms in plain.items():
-        print(f"floor, {name} without cuda.coop (numba-cuda-mlir alone): {ms:.3f} ms per launch, "
+        print(f"floor, {name} without cuda.coop ({report.get('compiler', 'numba-cuda-mlir')} alone): "
+              f"{ms:.3f} ms per launch, "
               f"{batched[name]:.3f} ms batched")
 
 
