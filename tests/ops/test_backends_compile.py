@@ -138,7 +138,6 @@ def kernel(src):
 
 
 UNSUPPORTED = {
-    "reserve": ("r = coop.TempStorage().reserve(4, np.int32)", BackendFeatureUnsupportedError, "reserve"),
     "cluster": ("r = coop.sum(coop.this_cluster(), items)", BackendFeatureUnsupportedError, "cluster"),
 }
 
@@ -363,3 +362,61 @@ def kernel(src, dst, n):
     kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1], types.int32), cc=(9, 0),
                      block=128)
     assert "trap" in kb.ptx and "vprintf" in kb.ptx
+
+
+RESERVE_KERNEL = """
+@cuda.jit
+def kernel(src, dst, out):
+    g = coop.this_block()
+    storage = coop.TempStorage({storage})
+    keep = storage.reserve(128, np.int32, alignment=64)  # the reservation
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(g, src, items)
+    keep[cuda.threadIdx.x] = cuda.threadIdx.x * 3
+    cuda.syncthreads()
+    r = coop.inclusive_sum(g, items, temp_storage=storage)
+    cuda.syncthreads()
+    coop.store(g, dst, r)
+    out[cuda.threadIdx.x] = keep[127 - cuda.threadIdx.x]
+"""
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_reserve_compiles_on_both_backends(compiler):
+    """A reservation beside a call's scratch in one TempStorage: on classic numba-cuda an
+    array of its own (512 bytes, 64-byte aligned) next to the storage's scratch array,
+    so the scratch reuse cannot overlap it; numba-cuda-mlir places it in the storage's
+    region (tests/ops/test_reserve_compile.py checks where)."""
+    import re
+
+    module = kernel_for(compiler, RESERVE_KERNEL.format(storage="auto_sync=False"))
+    types = types_for(compiler)
+    kb = compile_for(compiler, module.kernel, (types.int32[::1],) * 3, cc=(9, 0), block=128)
+    assert_inlined(kb, (9, 0))
+    arrays = [(int(a), int(n)) for a, n in re.findall(r"\.shared\s+\.align\s+(\d+)\s+\.b8\s+\w+\[(\d+)\]", kb.ptx)]
+    if compiler == "numba-cuda":
+        assert (64, 512) in arrays, arrays
+        assert len(arrays) == 2 and kb.shared_bytes() >= 512 + 16, arrays
+    else:
+        assert kb.shared_bytes() >= 512
+
+
+@pytest.mark.parametrize(("storage", "line", "error", "words"), [
+    ("auto_sync=True", "keep = storage.reserve(128, np.int32, alignment=64)", "TempStorageError",
+     "reserve requires auto_sync=False"),
+    ("size_in_bytes=256", "keep = storage.reserve(128, np.int32, alignment=64)", "TempStorageError",
+     "size_in_bytes=256 is too small"),
+    ("", "keep = storage.reserve(src[0], np.int32)", "NonConstantArgumentError", "count=.* compile time"),
+    ("", "keep = storage.reserve(128, 'int3')", "UnsupportedDtypeError", "int3"),
+])
+def test_reserve_errors_on_classic_name_the_line(storage, line, error, words):
+    import cuda.coop as coop
+
+    source = RESERVE_KERNEL.format(storage=storage).replace(
+        "keep = storage.reserve(128, np.int32, alignment=64)  # the reservation", line + "  # the reservation")
+    module = kernel_for("numba-cuda", source)
+    types = types_for("numba-cuda")
+    with pytest.raises(getattr(coop, error), match=words) as info:
+        compile_for("numba-cuda", module.kernel, (types.int32[::1],) * 3, cc=(9, 0), block=128)
+    if error != "TempStorageError" or "auto_sync" in words:
+        assert "# the reservation" in str(info.value)

@@ -392,6 +392,21 @@ def local_array(context, builder, arrty, items: int, alignment: int):
     return ary._getvalue(), data
 
 
+def shared_array(context, builder, arrty, items: int, name: str, alignment: int):
+    """A ``__shared__`` ``[items x T]`` of its own (``TempStorage.reserve()``): the 1-D C
+    array value of type ``arrty`` over it, as numba-cuda's ``cuda.shared.array`` makes."""
+    elty = context.get_data_type(arrty.dtype)
+    itemsize = context.get_abi_sizeof(elty)
+    base = shared_global(builder, name, items * itemsize, alignment)
+    data = builder.bitcast(base, elty.as_pointer())
+    ary = context.make_array(arrty)(context, builder)
+    intp = context.get_value_type(types.intp)
+    context.populate_array(ary, data=data, shape=[llvm_ir.Constant(intp, items)],
+                           strides=[llvm_ir.Constant(intp, itemsize)],
+                           itemsize=llvm_ir.Constant(intp, itemsize), meminfo=None)
+    return ary._getvalue()
+
+
 def array_data(context, builder, arrty, value):
     return cgutils.create_struct_proxy(arrty)(context, builder, value).data
 

@@ -28,7 +28,7 @@ from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
 from . import _compat as C
 from .types import ThreadDataType, describe_type, numba_type_of_dtype
-from .typing import GROUP_BY_KEY, keyword_names, plan_call, unsupported
+from .typing import GROUP_BY_KEY, RESERVE_KEY, keyword_names, plan_call, reservation_of, unsupported
 
 types = C.types
 ir = C.llvm_ir
@@ -134,11 +134,7 @@ def _explicit_scratch(builder, call_label, provider, build, ts):
     offset = 0 if ts.sharing == "shared" else -(-region["size"] // use.instance_align) * use.instance_align
     needed = max(region["size"], offset + use.total_bytes)
     region["users"].append(call_label)
-    if ts.size_in_bytes is not None and needed > ts.size_in_bytes:
-        raise TempStorageError(
-            f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; the calls using it "
-            f"({', '.join(sorted(set(region['users'])))}) need {needed} bytes (sharing={ts.sharing!r}); pass "
-            f"size_in_bytes>={needed} or omit it to infer")
+    _check_storage_size(ts, {**region, "size": needed})
     region["size"] = needed
     region["align"] = max(region["align"], use.instance_align)
     _check_static_limit(call_label, regions)
@@ -146,6 +142,48 @@ def _explicit_scratch(builder, call_label, provider, build, ts):
     if offset:
         base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
     return base, (use.chunk if need.per != "block" else None)
+
+
+def _lower_reserve(context, builder, sig, args):
+    """``storage.reserve(count, dtype, alignment=)``: a ``__shared__`` array of its own.
+
+    numba-cuda-mlir places reservations inside the storage's region, after planning every
+    call of the kernel; this backend lowers one call at a time, so a reservation gets an
+    array of its own, which no call's scratch can overlap (the reuse it must survive).  It
+    still counts toward the storage's ``size_in_bytes`` and the 48 KiB static limit, as
+    there.  A reserve lowered twice (an inlined helper called twice) is two arrays.
+    """
+    # numba lowers a bound method with the receiver in ``sig.recvr`` (the arguments follow).
+    this, rest = (sig.recvr, sig.args) if sig.recvr is not None else (sig.args[0], sig.args[1:])
+    names = keyword_names(sig)
+    npos = len(rest) - len(names)
+    ts = describe_type(this)
+    try:
+        count, dtype, alignment = reservation_of(this, list(rest[:npos]), dict(zip(names, rest[npos:])))
+        alignment = max(alignment or 1, dtype.itemsize, 16)
+        nbytes = count * dtype.itemsize
+        regions = C.module_state(builder.module)
+        name = f"cuda_coop_ts{ts.site}_reserve{sum(1 for r in regions if r.startswith(f'cuda_coop_ts{ts.site}_reserve'))}"
+        regions[name] = {"size": nbytes, "align": alignment, "users": ["TempStorage.reserve()"]}
+        storage = regions.setdefault(f"cuda_coop_ts{ts.site}", {"size": 0, "align": max(ts.alignment or 1, 16),
+                                                                 "users": []})
+        storage["reserved"] = storage.get("reserved", 0) + -(-nbytes // alignment) * alignment
+        _check_storage_size(ts, storage)
+        _check_static_limit("TempStorage.reserve()", regions)
+    except CoopError as exc:
+        _raise_here(exc)
+    return C.shared_array(context, builder, sig.return_type, count, name, alignment)
+
+
+def _check_storage_size(ts, storage):
+    """``size_in_bytes`` holds the scratch of the storage's calls plus its reservations."""
+    needed = storage["size"] + storage.get("reserved", 0)
+    if ts.size_in_bytes is not None and needed > ts.size_in_bytes:
+        users = ", ".join(sorted(set(storage["users"]))) or "no calls yet"
+        raise TempStorageError(
+            f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; its calls ({users}) and "
+            f"reservations ({storage.get('reserved', 0)} bytes) need {needed} bytes (sharing={ts.sharing!r}); "
+            f"pass size_in_bytes>={needed} or omit it to infer")
 
 
 def _pointer_to(context, dtype):
@@ -278,5 +316,6 @@ def install():
                     _groups.this_cluster, TempStorage):
         C.lower_builtin(factory, any_args)(_lower_dummy)
     C.lower_builtin(GROUP_BY_KEY, types.Any, any_args)(_lower_dummy)
+    C.lower_builtin(RESERVE_KEY, types.Any, any_args)(_lower_reserve)
     C.lower_builtin(ThreadData, any_args)(_lower_thread_data)
     C.lower_getattr(ThreadDataType, "items_per_thread")(_lower_items_per_thread)

@@ -25,6 +25,8 @@ from ..._errors import (
 )
 from ..._payloads import TempStorage, ThreadData, check_alignment, check_items_per_thread, merge_alignas
 from ..._payloads import check_payload_bytes
+from .. import _reserve
+from .._reserve import RESERVE_KEY
 from ...core import spec
 from ...core.binding import bind_descriptors
 from ...ops._registry import all_specs
@@ -34,7 +36,8 @@ from .types import GroupType, TempStorageType, ThreadDataType, describe_type, nu
 
 types = C.types
 
-__all__ = ["function_types", "plan_call", "keyword_names", "unsupported", "GROUP_BY_KEY"]
+__all__ = ["function_types", "plan_call", "keyword_names", "unsupported", "GROUP_BY_KEY", "RESERVE_KEY",
+           "reservation_of"]
 
 _CLASSIC = "the classic numba-cuda backend"
 
@@ -373,14 +376,30 @@ class TempStorageTemplate(CoopTemplate):
         return with_keywords(TempStorageType(_site_here(), size, alignment, auto_sync, sharing), args, kws)
 
 
+# The validation is compiler-neutral (backends/_reserve.py); this binds numba-cuda's types.
+reservation_of = functools.partial(_reserve.reservation_of, types=types, as_dtype=C.as_dtype,
+                                   literal_int_or_none=_literal_int_or_none)
+
+
+class ReserveTemplate(CoopTemplate):
+    """``storage.reserve(count, dtype, alignment=None)``: a 1-D C array in shared memory."""
+
+    key = RESERVE_KEY
+
+    @located
+    def generic(self, args, kws):
+        count, dtype, alignment = reservation_of(self.this, args, kws)
+        # The receiver in the signature, as numba's bound_function does: its lowering sees the
+        # storage's type (its site, size_in_bytes and sharing).
+        return with_keywords(types.Array(numba_type_of_dtype(dtype), 1, "C"), args, kws).replace(recvr=self.this)
+
+
 class TempStorageAttributes(C.AttributeTemplate):
     key = TempStorageType
 
     def resolve_reserve(self, ty):
-        loc, function = C.typing_location()
-        raise_at(unsupported("TempStorage.reserve()", "allocate the array with cuda.shared.array(n, dtype), or "
-                                                      "compile this kernel with numba-cuda-mlir"),
-                 getattr(loc, "filename", None), getattr(loc, "line", None), function)
+        template = type("ReserveBound", (ReserveTemplate,), {"this": ty})
+        return types.BoundFunction(template, ty)
 
 
 class ThreadDataAttributes(C.AttributeTemplate):

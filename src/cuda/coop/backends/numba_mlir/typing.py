@@ -11,23 +11,21 @@ from __future__ import annotations
 import functools
 import inspect
 
-import numpy as np
-
 from ... import _groups
 from ..._diagnostics import raise_at
 from ..._dtypes import normalize_dtype
 from ..._errors import (
     CoopError,
-    TempStorageError,
     InvalidArgumentTypeError,
-    MissingArgumentError,
     NonConstantArgumentError,
     UnknownDtypeError,
 )
 from ..._payloads import (
     SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, check_payload_bytes,
-    check_reserve_count, check_reserve_dtype, merge_alignas,
+    merge_alignas,
 )
+from .. import _reserve
+from .._reserve import RESERVE_KEY
 from ...core import spec
 from ...core.binding import bind_descriptors
 from ...ops._registry import all_specs
@@ -419,73 +417,10 @@ class ThreadDataAttributes(AttributeTemplate):
         return types.IntegerLiteral(ty.items)
 
 
-RESERVE_KEY = "cuda.coop.TempStorage.reserve"
-
-
-def _reserve_dtype(call, ty):
-    """The NumPy dtype a ``dtype`` operand of ``reserve`` names (np.int32, types.int32, 'int32')."""
-    if isinstance(ty, types.StringLiteral):
-        return check_reserve_dtype(ty.literal_value, call=call)
-    if isinstance(ty, (types.NumberClass, types.DType)):
-        inner = ty.instance_type if isinstance(ty, types.NumberClass) else ty.dtype
-        try:
-            value = np.dtype(as_dtype(inner))
-        except Exception:
-            value = str(inner)
-        if isinstance(inner, types.Boolean):
-            value = bool
-        return check_reserve_dtype(value, call=call)
-    if isinstance(ty, types.Function) and getattr(ty, "typing_key", None) in (int, float, bool):
-        return check_reserve_dtype(ty.typing_key, call=call)
-    value = _literal_value(ty)
-    shown = repr(value) if value is not _NO_VALUE else str(ty)
-    if isinstance(ty, (types.Omitted, types.NoneType)) or ty is None:
-        raise MissingArgumentError(f"{call}: dtype is missing; pass the element type, e.g. reserve(64, np.float32)")
-    raise InvalidArgumentTypeError(
-        f"{call}: dtype={shown} is not a compile-time scalar type; pass an element type such as "
-        "np.float32, np.complex64 or 'int32'")
-
-
-def reservation_of(this, args, kws):
-    """Validate a ``storage.reserve(count, dtype, alignment=None)`` call.
-
-    Returns ``(count, numpy dtype, alignment or None)``; raises cuda-coop errors.
-    """
-    call = "TempStorage.reserve()"
-    kws = {k: v for k, v in kws.items() if k not in HIDDEN_KEYWORDS}
-    names = ("count", "dtype", "alignment")
-    if len(args) > 3 or set(kws) - set(names) or any(n in kws for n in names[:len(args)]):
-        raise InvalidArgumentTypeError(
-            f"{call}: takes count, dtype and optionally alignment=; call it as "
-            "storage.reserve(count, dtype, alignment=16)")
-    bound = dict(zip(names, args))
-    bound.update(kws)
-    if this.auto_sync is True:
-        raise TempStorageError(
-            f"{call}: reserve requires auto_sync=False, but this coop.TempStorage was constructed with "
-            "auto_sync=True; the compiler cannot tell when code outside cuda.coop has finished with a "
-            "reserved array, so it cannot place the barriers. Construct the storage with auto_sync=False "
-            "(or omit auto_sync) and call cuda.syncthreads() yourself, or reserve from a separate "
-            "coop.TempStorage")
-    count_ty = bound.get("count")
-    if count_ty is None:
-        raise MissingArgumentError(f"{call}: count is missing; pass the element count, e.g. reserve(64, np.float32)")
-    if isinstance(count_ty, types.IntegerLiteral) and not isinstance(count_ty, types.BooleanLiteral):
-        count = check_reserve_count(int(count_ty.literal_value), call=call)
-    else:
-        value = _literal_value(count_ty)
-        shown = f"count={value!r}" if value is not _NO_VALUE else f"count is a {count_ty} value and"
-        if value is not _NO_VALUE or isinstance(count_ty, (types.Float, types.Boolean)):
-            raise InvalidArgumentTypeError(
-                f"{call}: {shown} is not a compile-time integer; pass a positive int (a literal, a "
-                "module constant or a closure value)")
-        raise NonConstantArgumentError(
-            f"{call}: count={count_ty} is not known at compile time; a reservation's size must be a "
-            "compile-time integer (a literal, a module constant or a closure value)")
-    dtype = _reserve_dtype(call, bound.get("dtype"))
-    alignment = _literal_int_or_none(call, "alignment", bound.get("alignment"),
-                                     lambda a: check_alignment(a, call=call))
-    return count, dtype, alignment
+# The validation is compiler-neutral (backends/_reserve.py); this binds numba-cuda-mlir's types.
+reservation_of = functools.partial(_reserve.reservation_of, types=types, as_dtype=as_dtype,
+                                   literal_int_or_none=_literal_int_or_none,
+                                   hidden_keywords=HIDDEN_KEYWORDS)
 
 
 class ReserveTemplate(CoopTemplate):
