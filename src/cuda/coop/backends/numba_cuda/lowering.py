@@ -26,6 +26,7 @@ from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
+from .._planning import flatten_results
 from . import _compat as C
 from .types import ThreadDataType, describe_type, numba_type_of_dtype
 from .typing import GROUP_BY_KEY, RESERVE_KEY, keyword_names, plan_call, reservation_of, unsupported
@@ -217,7 +218,7 @@ def _lower_operation(context, builder, sig, args, op_spec):
     bound = dict(zip(params, zip(sig.args[:npos], args[:npos])))
     bound.update(zip(names, zip(sig.args[npos:], args[npos:])))
     operands, results = [], []
-    result_items = _flatten_results(plan.result)
+    result_items = flatten_results(plan.result)
     for operand in plan.operands:
         if operand.passing in ("array", "payload"):
             ty, value = bound[operand.source]
@@ -275,14 +276,6 @@ def _lower_operation(context, builder, sig, args, op_spec):
     if isinstance(plan.result, spec.TupleResult):
         return context.make_tuple(builder, sig.return_type, values)
     return values[0]
-
-
-def _flatten_results(result):
-    if result is None or isinstance(result, spec.OperandResult):
-        return []
-    if isinstance(result, spec.TupleResult):
-        return list(result.items)
-    return [result]
 
 
 def _register_operation(op_spec):

@@ -25,10 +25,9 @@ from ..._errors import (
 )
 from ..._payloads import TempStorage, ThreadData, check_alignment, check_items_per_thread, merge_alignas
 from ..._payloads import check_payload_bytes
-from .. import _reserve
+from .. import _planning, _reserve
 from .._reserve import RESERVE_KEY
 from ...core import spec
-from ...core.binding import bind_descriptors
 from ...ops._registry import all_specs
 from . import _compat as C
 from .rewrite import DTYPE_FROM
@@ -89,29 +88,8 @@ class CoopTemplate(C.AbstractTemplate):
     prefer_literal = True
 
 
-@functools.lru_cache(maxsize=4096)
-def _plan_cached(op_name, arg_descs, kw_items):
-    return _SPECS_BY_NAME[op_name].plan(*arg_descs, **dict(kw_items))
-
-
-def plan_call(op_spec, argtys, kwtys) -> spec.CallPlan:
-    """The CallPlan of a call with these Numba argument types (memoized)."""
-    args, kws = bind_descriptors(op_spec, [describe_type(t) for t in argtys],
-                                 {k: describe_type(t) for k, t in kwtys.items()})
-    _refuse_unsupported(op_spec, args, kws)
-    try:
-        return _plan_cached(op_spec.name, args, tuple(sorted(kws.items())))
-    except TypeError as exc:
-        if isinstance(exc, CoopError):
-            raise
-        return op_spec.plan(*args, **kws)  # an unhashable descriptor: plan without memoizing
-
-
-def _refuse_unsupported(op_spec, args, kws):
-    return None  # every operand kind is lowered; kept as the one place to refuse one
-
-
-_SPECS_BY_NAME = {s.name: s for s in all_specs()}
+# Compiler-neutral (backends/_planning.py); this binds numba-cuda's descriptors.
+plan_call = functools.partial(_planning.plan_call, describe_type=describe_type)
 
 
 def _op_template(op_spec):
@@ -121,11 +99,7 @@ def _op_template(op_spec):
         @located
         def generic(self, args, kws):
             plan = plan_call(op_spec, args, kws)
-            if isinstance(plan.result, spec.OperandResult):
-                restype = args[op_spec.positional_index(plan.result.source)]
-            else:
-                restype = result_type(plan.result)
-            return with_keywords(restype, args, kws)
+            return with_keywords(_planning.result_numba_type(op_spec, plan, args, result_type), args, kws)
 
     CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
     return CoopOpTemplate

@@ -28,6 +28,7 @@ from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, pl
 from ...ops._registry import all_headers, all_specs
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
+from .._planning import flatten_results
 from . import _compat as C
 from .callbacks import resolve_callbacks
 from .rewrite import HIDDEN_KEYWORDS, SITES
@@ -467,7 +468,7 @@ def _lower_operation(lower, target, args, kws, op_spec):
     bound = _bound_vars(op_spec, args, kws)
     operands, operand_types, results = [], [], []
     ptr = C.llvm_pointer_type()
-    result_items = _flatten_results(plan.result)
+    result_items = flatten_results(plan.result)
     for operand in plan.operands:
         if operand.passing in ("array", "payload"):
             value = lower.load_var(bound[operand.source])
@@ -533,14 +534,6 @@ def _lower_operation(lower, target, args, kws, op_spec):
         else:
             values.append(array)
     lower.store_var(target, values[0] if not isinstance(plan.result, spec.TupleResult) else tuple(values))
-
-
-def _flatten_results(result):
-    if result is None or isinstance(result, spec.OperandResult):
-        return []
-    if isinstance(result, spec.TupleResult):
-        return list(result.items)
-    return [result]
 
 
 def _register_operation(op_spec):

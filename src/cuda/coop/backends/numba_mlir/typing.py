@@ -24,10 +24,9 @@ from ..._payloads import (
     SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, check_payload_bytes,
     merge_alignas,
 )
-from .. import _reserve
+from .. import _planning, _reserve
 from .._reserve import RESERVE_KEY
 from ...core import spec
-from ...core.binding import bind_descriptors
 from ...ops._registry import all_specs
 from ._compat import (
     AbstractTemplate, AttributeTemplate, ForceLiteralArg, as_dtype, signature, typing_location, types,
@@ -35,7 +34,7 @@ from ._compat import (
 from .rewrite import HIDDEN_KEYWORDS, SITES
 from .types import GroupType, TempStorageType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
 
-__all__ = ["function_types", "plan_call", "bind_descriptors", "RESERVE_KEY", "reservation_of"]
+__all__ = ["function_types", "plan_call", "RESERVE_KEY", "reservation_of"]
 
 
 def _site_of(kws):
@@ -95,28 +94,8 @@ def located(fn):
 # Operations (generic over OpSpec)
 # ----------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=4096)
-def _plan_cached(op_name, arg_descs, kw_items):
-    op_spec = _SPECS_BY_NAME[op_name]
-    return op_spec.plan(*arg_descs, **dict(kw_items))
-
-
-def plan_call(op_spec, argtys, kwtys) -> spec.CallPlan:
-    """The CallPlan of a call with these Numba argument types (memoized)."""
-    kwtys = {k: v for k, v in kwtys.items() if k not in HIDDEN_KEYWORDS}
-    arg_descs = [describe_type(t) for t in argtys]
-    kw_descs = {k: describe_type(t) for k, t in kwtys.items()}
-    args, kws = bind_descriptors(op_spec, arg_descs, kw_descs)
-    try:
-        return _plan_cached(op_spec.name, args, tuple(sorted(kws.items())))
-    except TypeError as exc:
-        if isinstance(exc, CoopError):
-            raise
-        # An unhashable descriptor (a device function handle): plan without memoizing.
-        return op_spec.plan(*args, **kws)
-
-
-_SPECS_BY_NAME = {s.name: s for s in all_specs()}
+# Compiler-neutral (backends/_planning.py); this binds numba-cuda-mlir's descriptors.
+plan_call = functools.partial(_planning.plan_call, describe_type=describe_type, hidden_keywords=HIDDEN_KEYWORDS)
 
 
 def _op_template(op_spec):
@@ -126,12 +105,7 @@ def _op_template(op_spec):
         @located
         def generic(self, args, kws):
             plan = plan_call(op_spec, args, kws)
-            if isinstance(plan.result, spec.OperandResult):
-                # The call hands back one of its operands: the result has that operand's type.
-                restype = args[op_spec.positional_index(plan.result.source)]
-            else:
-                restype = result_type(plan.result)
-            return signature(restype, *args, *kws.values())
+            return signature(_planning.result_numba_type(op_spec, plan, args, result_type), *args, *kws.values())
 
     CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
     return CoopOpTemplate

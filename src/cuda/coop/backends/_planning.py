@@ -1,0 +1,57 @@
+"""From a cooperative call's Numba types to its CallPlan and result type, for either compiler.
+
+Both backends type a call the same way: each argument type becomes a core descriptor
+(the backend's ``describe_type``), the stub's signature binds them, and the family's
+``plan`` validates them and decides the result.  Only ``describe_type`` and the hidden
+keywords a backend's rewrite adds differ, so each backend binds those
+(``functools.partial``).  Imports no compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._errors import CoopError
+from ..core import spec
+from ..core.binding import bind_descriptors
+from ..ops._registry import all_specs
+
+__all__ = ["plan_call", "result_numba_type", "flatten_results"]
+
+_SPECS_BY_NAME = {s.name: s for s in all_specs()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan_cached(op_name, arg_descs, kw_items):
+    # Keyed by core descriptors, which do not depend on the compiler.
+    return _SPECS_BY_NAME[op_name].plan(*arg_descs, **dict(kw_items))
+
+
+def plan_call(op_spec, argtys, kwtys, *, describe_type, hidden_keywords=()) -> spec.CallPlan:
+    """The CallPlan of a call with these Numba argument types (memoized)."""
+    kwtys = {k: v for k, v in kwtys.items() if k not in hidden_keywords}
+    args, kws = bind_descriptors(op_spec, [describe_type(t) for t in argtys],
+                                 {k: describe_type(t) for k, t in kwtys.items()})
+    try:
+        return _plan_cached(op_spec.name, args, tuple(sorted(kws.items())))
+    except TypeError as exc:
+        if isinstance(exc, CoopError):
+            raise
+        # An unhashable descriptor (a device function handle): plan without memoizing.
+        return op_spec.plan(*args, **kws)
+
+
+def result_numba_type(op_spec, plan, argtys, result_type):
+    """The Numba type of the call's value: the operand it hands back, else ``result_type``'s."""
+    if isinstance(plan.result, spec.OperandResult):
+        return argtys[op_spec.positional_index(plan.result.source)]
+    return result_type(plan.result)
+
+
+def flatten_results(result) -> list:
+    """The results a provider writes, in order (none for an operand handed back)."""
+    if result is None or isinstance(result, spec.OperandResult):
+        return []
+    if isinstance(result, spec.TupleResult):
+        return list(result.items)
+    return [result]
