@@ -36,16 +36,12 @@ SWAPS = {
 # marked xfail(strict=True) in the copy, with the exception that says so by name, so a
 # refusal that starts working, or a test failing for another reason, is reported.
 EXPECTED_FAILURES = {
-    "test_common_root_b.py::test_radix_rank_eight_bit_digit": (
-        "SharedMemoryLimitError", "scratch above the 48 KiB static limit (no dynamic shared scratch on classic)"),
     "test_device_helpers.py::test_block_and_warp_sums_in_helpers": (
         "UnknownBlockDimensionError", "cooperative calls in a device function that is not inlined"),
     "test_device_helpers.py::test_thread_data_returned_from_a_helper": (
         "TypingError", "numba-cuda cannot return a local array from a device function"),
     "test_groups.py::test_cluster_queries": (
         "TypeError", "numba-cuda 0.30 launches take no cluster shape"),
-    "test_warp_reduce_reserve.py::test_reservation_past_48_kib_uses_dynamic_shared_memory": (
-        "SharedMemoryLimitError", "a reservation above the 48 KiB static limit (no dynamic shared memory)"),
 }
 CONFTEST_TAIL = """
 

@@ -11,10 +11,12 @@ cooperative calls: the dynamic backing lies after all static shared memory.
 - ``TempStorage.reserve`` of 64 KiB (float32, ``alignment=16``) next to a block scan on
   the same exclusive descriptor.
 
-Random data, outputs poisoned first, everything compared against NumPy.  Each kernel is
-launched three times: with host arrays, then twice with device arrays (the third launch
-takes cuda-coop's fast launch path, which must have remembered numba-cuda-mlir's launcher
-that reserves the dynamic bytes).
+Random data, outputs poisoned first, everything compared against NumPy, on both compiler
+backends.  Each kernel is launched three times: with host arrays, then twice with device
+arrays (on numba-cuda-mlir the third launch takes cuda-coop's fast launch path, which
+must have remembered the launcher that reserves the dynamic bytes; on classic numba-cuda
+every launch goes through the kernel's own launch, which reserves them), then once more
+with a ``sharedmem`` of the user's own, which must not shrink the reservation.
 ``tests/ops/test_dynamic_shared_compile.py`` compiles the same kernels on CPU.
 """
 
@@ -25,7 +27,7 @@ import pytest
 
 from cuda.coop.reference import histogram as ref
 
-from ..kernelgen import module_from_source
+from ..backends_param import COMPILERS, gpu_for, kernel_for
 
 BLOCK = 256
 BLOCKS = 3
@@ -115,16 +117,16 @@ def kernel(vals, src, back, scanned, kept):
 """
 
 
-def histogram_kernel():
-    return module_from_source(histogram_source()).kernel
+def histogram_kernel(compiler="numba-cuda-mlir"):
+    return kernel_for(compiler, histogram_source()).kernel
 
 
-def sort_kernel():
-    return module_from_source(sort_source()).kernel
+def sort_kernel(compiler="numba-cuda-mlir"):
+    return kernel_for(compiler, sort_source()).kernel
 
 
-def reserve_kernel(count: int = RESERVE_COUNT):
-    return module_from_source(reserve_source(count)).kernel
+def reserve_kernel(count: int = RESERVE_COUNT, compiler="numba-cuda-mlir"):
+    return kernel_for(compiler, reserve_source(count)).kernel
 
 
 def _check_kept(kept):
@@ -137,10 +139,10 @@ def _kept():
     return np.full(BLOCKS * MINE, POISON, dtype=np.int32)
 
 
-def _three_launches(kernel, inputs, outputs, check):
-    """Launch with host arrays, then twice with device arrays; ``check(outputs, launch)``."""
-    from numba_cuda_mlir import cuda
-
+def _three_launches(compiler, kernel, inputs, outputs, check):
+    """Launch with host arrays, then twice with device arrays, then with a ``sharedmem``
+    of 1 KiB; ``check(outputs, launch)``."""
+    cuda = gpu_for(compiler)
     launch = kernel[BLOCKS, BLOCK]
     outs = [o.copy() for o in outputs]
     launch(*inputs, *outs)
@@ -151,12 +153,18 @@ def _three_launches(kernel, inputs, outputs, check):
         d_outs = [cuda.to_device(o) for o in outputs]
         launch(*d_inputs, *d_outs)
         check([o.copy_to_host() for o in d_outs], n)
-    entries = list(launch._coop_fast.values())
-    assert len(entries) == 1 and entries[0].launcher is not entries[0].base, entries
+    if compiler == "numba-cuda-mlir":
+        entries = list(launch._coop_fast.values())
+        assert len(entries) == 1 and entries[0].launcher is not entries[0].base, entries
+    outs = [o.copy() for o in outputs]
+    kernel[BLOCKS, BLOCK, 0, 1024](*inputs, *outs)
+    cuda.synchronize()
+    check(outs, 3)
 
 
 @pytest.mark.gpu
-def test_histogram_of_16384_bins_in_dynamic_shared_memory():
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_histogram_of_16384_bins_in_dynamic_shared_memory(compiler):
     rng = np.random.default_rng(41)
     tile = BLOCK * HIST_ITEMS
     samples = rng.integers(0, HIST_BINS + 500, size=BLOCKS * tile).astype(np.uint16)
@@ -171,12 +179,13 @@ def test_histogram_of_16384_bins_in_dynamic_shared_memory():
             np.testing.assert_array_equal(got, expected, err_msg=f"launch {launch}, block {b}")
         _check_kept(kept)
 
-    _three_launches(histogram_kernel(), [samples, valid],
+    _three_launches(compiler, histogram_kernel(compiler), [samples, valid],
                     [np.full((BLOCKS, HIST_BINS), POISON, dtype=np.int32), _kept()], check)
 
 
 @pytest.mark.gpu
-def test_radix_sort_of_64_kib_of_keys_in_dynamic_shared_memory():
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_radix_sort_of_64_kib_of_keys_in_dynamic_shared_memory(compiler):
     rng = np.random.default_rng(42)
     tile = BLOCK * SORT_ITEMS
     keys = rng.integers(0, 2**64, size=BLOCKS * tile, dtype=np.uint64)
@@ -189,11 +198,12 @@ def test_radix_sort_of_64_kib_of_keys_in_dynamic_shared_memory():
                                           err_msg=f"launch {launch}, block {b}")
         _check_kept(kept)
 
-    _three_launches(sort_kernel(), [keys], [np.full(BLOCKS * tile, 0xDEADBEEF, dtype=np.uint64), _kept()], check)
+    _three_launches(compiler, sort_kernel(compiler), [keys], [np.full(BLOCKS * tile, 0xDEADBEEF, dtype=np.uint64), _kept()], check)
 
 
 @pytest.mark.gpu
-def test_reserve_of_64_kib_next_to_a_scan_in_dynamic_shared_memory():
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_reserve_of_64_kib_next_to_a_scan_in_dynamic_shared_memory(compiler):
     rng = np.random.default_rng(43)
     vals = rng.standard_normal(BLOCKS * RESERVE_COUNT).astype(np.float32)
     src = rng.integers(-1000, 1000, size=BLOCKS * BLOCK * SCAN_ITEMS).astype(np.int32)
@@ -208,6 +218,23 @@ def test_reserve_of_64_kib_next_to_a_scan_in_dynamic_shared_memory():
                                           np.cumsum(tile, dtype=np.int32), err_msg=f"launch {launch}")
         _check_kept(kept)
 
-    _three_launches(reserve_kernel(), [vals, src],
+    _three_launches(compiler, reserve_kernel(compiler=compiler), [vals, src],
                     [np.full(BLOCKS * RESERVE_COUNT, POISON, dtype=np.float32), np.full_like(src, POISON), _kept()],
                     check)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_launch_asking_past_the_gpus_limit_is_a_named_error(compiler):
+    """The scratch fits, but the launch's own ``sharedmem`` takes the block past the GPU's
+    opt-in limit: a SharedMemoryLimitError naming the kernel, not a driver error."""
+    from cuda import coop
+
+    cuda = gpu_for(compiler)
+    limit = cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    kernel = sort_kernel(compiler)
+    keys = np.zeros(BLOCKS * BLOCK * SORT_ITEMS, dtype=np.uint64)
+    with pytest.raises(coop.SharedMemoryLimitError) as info:
+        kernel[BLOCKS, BLOCK, 0, limit](keys, np.zeros_like(keys), _kept())
+    msg = str(info.value)
+    assert "cannot launch cooperative kernel 'kernel'" in msg and str(limit) in msg, msg

@@ -5,7 +5,9 @@ the compile result: one ``.extern .shared`` backing (16-byte aligned) holds the 
 the launch reserves its bytes, and the static shared memory is only the kernel's own
 array.  Then the errors: scratch above the target GPU's opt-in limit at compile time (at
 the user's line, naming bytes, limit and fix), a dynamic ``cuda.shared.array`` next to
-dynamic scratch, and the launch-time message for a GPU with a smaller limit.
+dynamic scratch, and the launch-time message for a GPU with a smaller limit.  The kernel
+tests run on both compiler backends (classic numba-cuda lowers one call at a time and
+decides static or dynamic after each; its errors point at the call that crossed the limit).
 """
 
 from __future__ import annotations
@@ -17,18 +19,18 @@ import pytest
 
 from cuda import coop
 
-from ..kernelgen import module_from_source, points_at_user_line
+from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
+from ..kernelgen import points_at_user_line
 from . import test_dynamic_shared as gpu
-from .cubin_checks import assert_inlined, compile_cubin, numba_types
+from .cubin_checks import assert_inlined
 
-nb = pytest.importorskip("numba_cuda_mlir")
-
-EXTERN = re.compile(r"\.extern\s+\.shared\s+\.align\s+(\d+)\s+\.b8\s+(cuda_coop_dynamic_\d+)\[\]")
+EXTERN = re.compile(r"\.extern\s+\.shared\s+\.align\s+(\d+)\s+\.b8\s+(cuda_coop_dynamic_\w+)\[\]")
 MINE_BYTES = gpu.MINE * 4
+both = pytest.mark.parametrize("compiler", COMPILERS)
 
 
-def _argtypes(which):
-    t = numba_types()
+def _argtypes(which, compiler):
+    t = types_for(compiler)
     return {
         "histogram": (t.uint16[::1], t.int64[::1], t.int32[:, ::1], t.int32[::1]),
         "sort": (t.uint64[::1], t.uint64[::1], t.int32[::1]),
@@ -36,16 +38,18 @@ def _argtypes(which):
     }[which]
 
 
-def _kernel(which, count=gpu.RESERVE_COUNT):
+def _kernel(which, compiler, count=gpu.RESERVE_COUNT):
     return {"histogram": gpu.histogram_kernel, "sort": gpu.sort_kernel,
-            "reserve": lambda: gpu.reserve_kernel(count)}[which]()
+            "reserve": lambda c: gpu.reserve_kernel(count, c)}[which](compiler)
 
 
 @pytest.mark.compile
+@both
 @pytest.mark.parametrize("which, least", [("histogram", gpu.HIST_BINS * 4), ("sort", gpu.BLOCK * gpu.SORT_ITEMS * 8),
                                           ("reserve", gpu.RESERVE_COUNT * 4)])
-def test_scratch_above_48_kib_is_one_dynamic_backing(which, least):
-    kb = compile_cubin(_kernel(which), _argtypes(which), cc=(9, 0), block=gpu.BLOCK, grid=gpu.BLOCKS)
+def test_scratch_above_48_kib_is_one_dynamic_backing(compiler, which, least):
+    kb = compile_for(compiler, _kernel(which, compiler), _argtypes(which, compiler), cc=(9, 0), block=gpu.BLOCK,
+                     grid=gpu.BLOCKS)
     assert_inlined(kb, (9, 0))
     externs = EXTERN.findall(kb.ptx)
     assert len(externs) == 1 and externs[0][0] == "16", externs
@@ -57,31 +61,37 @@ def test_scratch_above_48_kib_is_one_dynamic_backing(which, least):
 
 
 @pytest.mark.compile
-def test_scratch_within_48_kib_stays_static():
-    kb = compile_cubin(_kernel("reserve", 2048), _argtypes("reserve"), cc=(9, 0), block=gpu.BLOCK)
+@both
+def test_scratch_within_48_kib_stays_static(compiler):
+    kb = compile_for(compiler, _kernel("reserve", compiler, 2048), _argtypes("reserve", compiler), cc=(9, 0),
+                     block=gpu.BLOCK)
     assert not EXTERN.search(kb.ptx) and kb.dynamic_shared_bytes() == 0
     assert kb.shared_bytes() >= MINE_BYTES + 2048 * 4
 
 
 @pytest.mark.compile
-def test_a_smaller_gpu_takes_the_same_kernel_within_its_limit():
-    kb = compile_cubin(_kernel("histogram"), _argtypes("histogram"), cc=(8, 6), block=gpu.BLOCK)
+@both
+def test_a_smaller_gpu_takes_the_same_kernel_within_its_limit(compiler):
+    kb = compile_for(compiler, _kernel("histogram", compiler), _argtypes("histogram", compiler), cc=(8, 6),
+                     block=gpu.BLOCK)
     assert EXTERN.search(kb.ptx) and kb.dynamic_shared_bytes() >= gpu.HIST_BINS * 4
 
 
 @pytest.mark.compile
+@both
 @pytest.mark.parametrize("cc, limit", [((9, 0), 232448), ((8, 6), 101376)])
-def test_scratch_above_the_targets_limit_is_a_named_error_at_the_first_cooperative_call(cc, limit):
+def test_scratch_above_the_targets_limit_is_a_named_error_at_the_first_cooperative_call(compiler, cc, limit):
     count = (limit - MINE_BYTES) // 4 + 64  # past the limit, with the kernel's own 8 KiB
-    kernel = _kernel("reserve", count)
+    kernel = _kernel("reserve", compiler, count)
     with pytest.raises(coop.SharedMemoryLimitError) as info:
-        compile_cubin(kernel, _argtypes("reserve"), cc=cc, block=gpu.BLOCK)
+        compile_for(compiler, kernel, _argtypes("reserve", compiler), cc=cc, block=gpu.BLOCK)
     msg = str(info.value)
     for part in (f"{limit}-byte limit of a sm_{cc[0]}{cc[1]} thread block", f"({MINE_BYTES} bytes)",
                  "dynamic shared memory", "reserve fewer elements", "make the shared arrays smaller"):
         assert part in msg, (part, msg)
-    module = module_from_source(gpu.reserve_source(count))
-    points_at_user_line(info.value, module, "coop.inclusive_sum(")
+    module = kernel_for(compiler, gpu.reserve_source(count))
+    # Classic lowers one call at a time: the reservation is what crosses the limit there.
+    points_at_user_line(info.value, module, "coop.inclusive_sum(" if compiler == "numba-cuda-mlir" else ".reserve(")
 
 
 DYNAMIC_ARRAY = f"""
@@ -97,17 +107,38 @@ def kernel(src, out):
 """
 
 
+DYNAMIC_ARRAY_AFTER = DYNAMIC_ARRAY.replace("    extra = cuda.shared.array(0, np.int32)\n", "").replace(
+    "    extra[cuda.threadIdx.x] = 1\n", "    extra = cuda.shared.array(0, np.int32)\n    extra[cuda.threadIdx.x] = 1\n")
+
+
 @pytest.mark.compile
-def test_a_dynamic_shared_array_next_to_dynamic_scratch_is_refused():
-    t = numba_types()
-    module = module_from_source(DYNAMIC_ARRAY)
+@both
+def test_a_dynamic_shared_array_next_to_dynamic_scratch_is_refused(compiler):
+    t = types_for(compiler)
+    module = kernel_for(compiler, DYNAMIC_ARRAY)
     with pytest.raises(coop.DynamicSharedArrayError) as info:
-        compile_cubin(module.kernel, (t.uint64[::1], t.uint64[::1]), cc=(9, 0), block=gpu.BLOCK)
+        compile_for(compiler, module.kernel, (t.uint64[::1], t.uint64[::1]), cc=(9, 0), block=gpu.BLOCK)
     msg = str(info.value)
     for part in ("cuda.shared.array(0, ...)", "coop.radix_sort_keys", "dynamic shared memory",
                  "cuda.shared.array(N, dtype)", "reserve(N, dtype)"):
         assert part in msg, (part, msg)
-    points_at_user_line(info.value, module, "cuda.shared.array(0")
+    # Classic sees the array when it lowers the call that moves the scratch to dynamic memory.
+    points_at_user_line(info.value, module,
+                        "cuda.shared.array(0" if compiler == "numba-cuda-mlir" else "coop.radix_sort_keys(")
+
+
+@pytest.mark.compile
+def test_a_dynamic_shared_array_after_the_last_call_is_refused_on_classic():
+    """Lowered after the last cooperative call, no call sees the array: the compiled kernel's
+    PTX is read instead (``compile_cubin`` here; numba-cuda's kernel object at a launch)."""
+    t = types_for("numba-cuda")
+    module = kernel_for("numba-cuda", DYNAMIC_ARRAY_AFTER)
+    assert DYNAMIC_ARRAY_AFTER.index("shared.array(0") > DYNAMIC_ARRAY_AFTER.index("radix_sort_keys")
+    with pytest.raises(coop.DynamicSharedArrayError) as info:
+        compile_for("numba-cuda", module.kernel, (t.uint64[::1], t.uint64[::1]), cc=(9, 0), block=gpu.BLOCK)
+    msg = str(info.value)
+    for part in ("kernel 'kernel'", module.__file__, "_cudapy_smem", "cuda.shared.array(N, dtype)"):
+        assert part in msg, (part, msg)
 
 
 @pytest.mark.unit

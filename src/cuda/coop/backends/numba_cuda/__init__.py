@@ -25,7 +25,7 @@ class NumbaCudaBackend:
         from . import _compat as C
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
-        from . import group_methods, lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
+        from . import group_methods, lowering, rewrite, scratch, typing  # noqa: F401  (rewrite registers itself)
         from .types import StatefulFunctionType, register_group_typeofs
         from ..._stateful import StatefulFunction
         from ..._kernel_api import KernelConstructMeta, KernelFunction
@@ -36,6 +36,7 @@ class NumbaCudaBackend:
             C.infer_getattr(template)
         lowering.install()
         group_methods.install()
+        C.install_dynamic_scratch_launch(scratch.DYNAMIC_BACKING, scratch.kernel_refusal)
         types = self._function_types
 
         # ThreadData and TempStorage are classes: typeof dispatches on their metaclass.

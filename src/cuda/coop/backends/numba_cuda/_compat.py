@@ -6,6 +6,8 @@ is fixed in one file.  tests/backends/test_compat_boundary.py enforces the bound
 
 from __future__ import annotations
 
+import functools
+import re
 import sys
 import threading
 from contextlib import contextmanager
@@ -92,6 +94,7 @@ from numba import cuda  # noqa: E402  (numba-cuda's: numba_cuda/numba/cuda)
 check_numba_cuda_is_the_target(cuda)
 from numba.cuda import cgutils, types  # noqa: E402
 from numba.cuda import launchconfig as _launchconfig  # noqa: E402
+from numba.cuda.cudadrv import driver as _driver  # noqa: E402
 from numba.cuda.core import ir  # noqa: E402
 # Call-site rewrites (payload dtype inference) and the untyped IR of device helpers they read.
 from numba.cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
@@ -326,6 +329,69 @@ def install_literal_argument_retry():
 install_literal_argument_retry()
 
 
+# Kernel function name -> bytes of dynamic shared memory its cooperative scratch needs (the
+# lowering's ``scratch.KernelScratch`` keeps it current; 0 or absent: all scratch is static).
+DYNAMIC_SCRATCH_BYTES: dict[str, int] = {}
+_OTHER_EXTERN_SHARED = re.compile(r"\.extern\s+\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+)\[\]")
+
+
+def other_dynamic_shared_arrays(ptx: str, ours: str) -> list:
+    """The dynamic (``extern``) shared arrays of a kernel's PTX other than ``ours``."""
+    return [name for name in _OTHER_EXTERN_SHARED.findall(ptx) if name != ours]
+
+
+def install_dynamic_scratch_launch(backing: str, refusal):
+    """Make each launch of a kernel with dynamic cooperative scratch reserve it.
+
+    numba-cuda 0.30 reads a launch's ``sharedmem`` before any launch callback runs and
+    never raises a kernel's dynamic shared memory limit (48 KiB without it).  A kernel
+    whose compile left bytes in ``DYNAMIC_SCRATCH_BYTES`` gets a ``launch`` of its own
+    that asks for at least those bytes and, on a device's first launch above 48 KiB,
+    raises the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize.  Kernels without
+    such scratch are untouched.  ``refusal(kernel, names)``: the error for a kernel that
+    also declares dynamic ``cuda.shared.array`` arrays, lowered after its last call.
+    """
+    original_init = _Kernel.__init__
+    if getattr(original_init, "_coop_dynamic_scratch", False):
+        return
+
+    def __init__(self, *args, **kws):
+        original_init(self, *args, **kws)
+        scratch = DYNAMIC_SCRATCH_BYTES.get(self.fndesc.llvm_func_name, 0)
+        if scratch:
+            others = other_dynamic_shared_arrays(self._codelibrary.get_asm_str(), backing)
+            if others:
+                raise refusal(self, others)
+            self.launch = functools.partial(_launch_reserving, self, scratch)
+
+    __init__._coop_dynamic_scratch = True
+    _Kernel.__init__ = __init__
+
+
+def _launch_reserving(kernel, scratch, args, griddim, blockdim, stream=0, sharedmem=0):
+    from ..._errors import SharedMemoryLimitError
+
+    dynamic = max(int(sharedmem), scratch)
+    cufunc = kernel._codelibrary.get_cufunc()
+    raised = kernel.__dict__.setdefault("_coop_dynamic_limit", {})
+    if raised.get(id(cufunc), 0) < dynamic:
+        static = cufunc.attrs.shared
+        device = cufunc.device
+        limit = device.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        if static + dynamic > limit:
+            extra = (f" ({dynamic - scratch} more asked for by the launch's sharedmem)" if dynamic > scratch else "")
+            raise SharedMemoryLimitError(
+                f"cannot launch cooperative kernel {kernel.py_func.__name__!r}: it needs {dynamic} bytes of dynamic "
+                f"shared memory ({scratch} bytes for its cooperative scratch){extra} and {static} bytes of static "
+                f"shared memory, above this GPU's opt-in limit of {limit} bytes per block; use fewer items per "
+                "thread, a smaller block, storage-free algorithms, or share one coop.TempStorage")
+        if static + dynamic > 48 * 1024:
+            attr = _driver.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _driver.driver.cuKernelSetAttribute(attr, dynamic, cufunc.handle, device.id)
+        raised[id(cufunc)] = dynamic
+    return _Kernel.launch(kernel, args, griddim, blockdim, stream, dynamic)
+
+
 # ----------------------------------------------------------------------------------------
 # Code generation (llvmlite)
 # ----------------------------------------------------------------------------------------
@@ -342,39 +408,109 @@ def declare_void(builder, symbol: str, arg_types):
     return cgutils.get_or_insert_function(builder.module, fnty, symbol)
 
 
-def module_state(module) -> dict:
-    """Per-kernel-module bookkeeping of cuda.coop (the explicit TempStorage regions)."""
-    state = getattr(module, "_cuda_coop_regions", None)
-    if state is None:
-        state = {}
-        module._cuda_coop_regions = state
-    return state
+class LateConstant(llvm_ir.Constant):
+    """An integer constant whose value is settled after its uses are emitted.
+
+    llvmlite prints the module only when lowering is over, so the value set last is the
+    one compiled.  llvmlite's own constants cache their text on first print; this one
+    does not, so a value changed later is never printed stale.
+    """
+
+    def get_reference(self):
+        return self._get_reference()
+
+    def __str__(self):
+        return self._to_string()
 
 
-def shared_global(builder, name: str, size: int, alignment: int, grow: bool = False):
-    """A ``__shared__`` byte array (addrspace 3) in the kernel's module, as a generic ``i8*``.
+_I8_PTR = llvm_ir.PointerType(llvm_ir.IntType(8))
+
+
+def shared_global_variable(module, name: str, size: int, alignment: int):
+    """A ``__shared__`` byte array (addrspace 3) in the kernel's module.
 
     As numba-cuda's own ``cuda.shared.array``: an ``undef`` initializer (NVVM refuses
     initialized shared variables) and default linkage (internal linkage can give NVVM
     an invalid symbol name, numba-cuda's ``_get_unique_smem_id``).
     """
-    module = builder.module
-    arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), size)
     gv = module.globals.get(name)
     if gv is None:
+        arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), size)
         gv = cgutils.add_global_variable(module, arrty, name, 3)
         gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
         gv.align = alignment
-    elif grow and (gv.value_type.count < size or (gv.align or 1) < alignment):
-        # A TempStorage's array grows with each call lowered into it.  llvmlite prints the
-        # module (types included) only once lowering is over, and the casts already emitted
-        # read the global's type then: resizing it here resizes it everywhere.
-        arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), max(size, gv.value_type.count))
-        gv.value_type = arrty
-        gv.type = llvm_ir.PointerType(arrty, 3)
-        gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
-        gv.align = max(gv.align or 1, alignment)
-    return builder.addrspacecast(gv, llvm_ir.PointerType(llvm_ir.IntType(8)), "generic")
+    return gv
+
+
+def resize_shared_global(gv, size: int, alignment: int) -> None:
+    """Give a shared array another size.  llvmlite prints the module (types included) only
+    once lowering is over, and the casts already emitted read the global's type then:
+    resizing it here resizes it everywhere."""
+    arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), size)
+    gv.value_type = arrty
+    gv.type = llvm_ir.PointerType(arrty, 3)
+    gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
+    gv.align = max(gv.align or 1, alignment)
+
+
+def generic_i8(builder, gv):
+    return builder.addrspacecast(gv, _I8_PTR, "generic")
+
+
+def dynamic_shared_base(builder, name: str, alignment: int):
+    """The kernel's dynamic shared memory as an ``extern __shared__`` byte array, as a
+    generic ``i8*`` (numba-cuda declares its own size-0 arrays the same way)."""
+    gv = builder.module.globals.get(name)
+    if gv is None:
+        gv = cgutils.add_global_variable(builder.module, llvm_ir.ArrayType(llvm_ir.IntType(8), 0), name, 3)
+        gv.linkage = "external"
+        gv.align = alignment
+    return generic_i8(builder, gv)
+
+
+def dynamic_shared_size(builder):
+    """``%dynamic_smem_size`` as an i32 (NVVM has no intrinsic; numba-cuda reads it the same
+    way).  Without side effects, so an unused read is removed."""
+    asm = llvm_ir.InlineAsm(llvm_ir.FunctionType(llvm_ir.IntType(32), []), "mov.u32 $0, %dynamic_smem_size;",
+                            "=r", side_effect=False)
+    return builder.call(asm, [])
+
+
+def trap_if(builder, condition) -> None:
+    trap = cgutils.get_or_insert_function(builder.module, llvm_ir.FunctionType(llvm_ir.VoidType(), []),
+                                          "llvm.trap")
+    with cgutils.if_unlikely(builder, condition):
+        builder.call(trap, [])
+
+
+def user_shared_arrays(context, module) -> tuple:
+    """``(bytes, names)``: the kernel's own static ``cuda.shared.array`` bytes lowered so far,
+    and the names of its dynamic (size 0) ones."""
+    static, dynamic = 0, []
+    for gv in module.global_values:
+        if (not isinstance(gv, llvm_ir.GlobalVariable) or getattr(gv.type, "addrspace", 0) != 3
+                or gv.name.startswith("cuda_coop_")):
+            continue
+        ty = gv.value_type
+        if isinstance(ty, llvm_ir.ArrayType) and ty.count == 0:
+            dynamic.append(gv.name)
+        else:
+            static += context.get_abi_sizeof(ty)
+    return static, dynamic
+
+
+def array_over(context, builder, arrty, items: int, base):
+    """The 1-D C array value of type ``arrty`` over ``items`` elements at ``base`` (an
+    ``i8*``), as numba-cuda's ``cuda.shared.array`` makes."""
+    elty = context.get_data_type(arrty.dtype)
+    itemsize = context.get_abi_sizeof(elty)
+    data = builder.bitcast(base, elty.as_pointer())
+    ary = context.make_array(arrty)(context, builder)
+    intp = context.get_value_type(types.intp)
+    context.populate_array(ary, data=data, shape=[llvm_ir.Constant(intp, items)],
+                           strides=[llvm_ir.Constant(intp, itemsize)],
+                           itemsize=llvm_ir.Constant(intp, itemsize), meminfo=None)
+    return ary._getvalue()
 
 
 def local_array(context, builder, arrty, items: int, alignment: int):
@@ -390,21 +526,6 @@ def local_array(context, builder, arrty, items: int, alignment: int):
                            strides=[llvm_ir.Constant(intp, itemsize)],
                            itemsize=llvm_ir.Constant(intp, itemsize), meminfo=None)
     return ary._getvalue(), data
-
-
-def shared_array(context, builder, arrty, items: int, name: str, alignment: int):
-    """A ``__shared__`` ``[items x T]`` of its own (``TempStorage.reserve()``): the 1-D C
-    array value of type ``arrty`` over it, as numba-cuda's ``cuda.shared.array`` makes."""
-    elty = context.get_data_type(arrty.dtype)
-    itemsize = context.get_abi_sizeof(elty)
-    base = shared_global(builder, name, items * itemsize, alignment)
-    data = builder.bitcast(base, elty.as_pointer())
-    ary = context.make_array(arrty)(context, builder)
-    intp = context.get_value_type(types.intp)
-    context.populate_array(ary, data=data, shape=[llvm_ir.Constant(intp, items)],
-                           strides=[llvm_ir.Constant(intp, itemsize)],
-                           itemsize=llvm_ir.Constant(intp, itemsize), meminfo=None)
-    return ary._getvalue()
 
 
 def array_data(context, builder, arrty, value):

@@ -9,8 +9,11 @@ them with nvJitLink (LTO, so every provider is inlined).  It returns the same
 
 from __future__ import annotations
 
+import re
+
 from .._binary import KernelBinary, dims3 as _dims3
 from . import _compat as C
+from .scratch import DYNAMIC_BACKING, kernel_refusal
 
 __all__ = ["compile_cubin", "KernelBinary"]
 
@@ -24,7 +27,9 @@ class _Reader:
 
     @staticmethod
     def required_dynamic_shared_bytes(ptx):
-        return 0  # this backend places all cooperative scratch in static shared memory
+        # What the lowering recorded for the kernel's function (its PTX entry).
+        entry = re.search(r"\.entry\s+(\w+)", ptx)
+        return C.DYNAMIC_SCRATCH_BYTES.get(entry.group(1), 0) if entry else 0
 
 
 def _argtype(value):
@@ -48,5 +53,9 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, **option
     grid = _dims3(grid, "grid") if grid is not None else (1, 1, 1)
     types_ = [_argtype(a) for a in argtypes]
     cubin, ptx = C.compile_kernel_cubin(pyfunc, types_, cc=tuple(cc), block=block, grid=grid, **options)
+    scratch = _Reader.required_dynamic_shared_bytes(ptx)
+    others = C.other_dynamic_shared_arrays(ptx, DYNAMIC_BACKING) if scratch else ()
+    if others:
+        raise kernel_refusal(pyfunc, others, scratch)
     return KernelBinary(cubin=cubin, cc=tuple(cc), block=block, name=getattr(pyfunc, "__name__", "kernel"),
                         _compile_result=ptx, _reader=_Reader)

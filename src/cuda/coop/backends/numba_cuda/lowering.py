@@ -5,29 +5,31 @@ values, not the kernel), so each call is planned on its own: the block shape com
 from the launch being compiled (or ``compile_cubin``'s), the core generates the call's
 provider and NVRTC builds it (cached by its C++), the LTO-IR joins the kernel's link
 items, and the call becomes a call of the provider's ``extern "C"`` symbol, which LTO
-inlines.  A call that needs scratch gets its own ``__shared__`` array, sized by the
-provider's layout and ending in the provider's barrier (``auto_sync``), so calls never
-overlap in shared memory; the numba-cuda-mlir backend, which sees the whole kernel,
-overlaps them instead.
+inlines.  A call that needs scratch gets a region of its own (``scratch.py``: static
+``__shared__`` arrays within 48 KiB, one dynamic backing above), sized by the provider's
+layout and ending in the provider's barrier (``auto_sync``), so calls never overlap in
+shared memory; the numba-cuda-mlir backend, which sees the whole kernel, overlaps them
+instead.
 """
 
 from __future__ import annotations
 
 from ... import _env
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, SharedMemoryLimitError, TempStorageError, UnknownBlockDimensionError
+from ..._errors import CoopError, TempStorageError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ... import _groups
 from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
-from ...core.storage import STATIC_SHARED_LIMIT, StorageUse, plan_storage
+from ...core.storage import StorageUse, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
 from .._planning import flatten_results
 from . import _compat as C
+from .scratch import KernelScratch
 from .types import ThreadDataType, describe_type, numba_type_of_dtype
 from .typing import GROUP_BY_KEY, RESERVE_KEY, keyword_names, plan_call, reservation_of, unsupported
 
@@ -87,8 +89,8 @@ def _build(provider, cc):
     return build, item
 
 
-def _scratch(builder, call_label, provider, build):
-    """The call's own ``__shared__`` scratch: (generic i8* base, per-warp chunk or None)."""
+def _scratch(context, builder, call_label, provider, build):
+    """The call's own scratch region: (generic i8* base, per-warp chunk or None)."""
     size, align = build.layouts[provider.symbol]
     need = provider.plan.storage
     # Named by the provider's digest only: the provider's own name must not outlive LTO.
@@ -96,63 +98,55 @@ def _scratch(builder, call_label, provider, build):
     use = StorageUse(call=name, label=call_label, instance_bytes=size, instance_align=align,
                      instances=provider.storage_instances(), temp_storage=None,
                      width=need.width if need.per != "block" else 0)
-    plan = plan_storage([use], implicit_name=name, region_name_for_site=lambda s: name,
-                        cc=provider.launch.cc, allow_dynamic=False)
-    region, offset, chunk = plan.placement[name]
+    # One region, placed here; the kernel's scratch decides static or dynamic below.
+    plan = plan_storage([use], implicit_name=name, region_name_for_site=lambda s: name, cc=provider.launch.cc)
+    _region_name, offset, chunk = plan.placement[name]
     (reg,) = plan.regions.values()
-    regions = C.module_state(builder.module)
-    regions.setdefault(reg.name, {"size": reg.size, "align": reg.align, "users": [call_label]})
-    _check_static_limit(call_label, regions)
-    base = C.shared_global(builder, reg.name, reg.size, max(reg.align, 16))
+    scratch = KernelScratch.of(context, builder, provider.launch.cc)
+    region = scratch.region(name, reg.align)
+    if call_label not in region["users"]:
+        region["users"].append(call_label)
+    region["size"] = max(region["size"], reg.size)
+    scratch.settle(call_label)
+    base = scratch.pointer(builder, name)
     if offset:
         base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
     return base, (chunk if need.per != "block" else None)
 
 
-def _check_static_limit(call_label, regions):
-    total = sum(r["size"] for r in regions.values())
-    if total > STATIC_SHARED_LIMIT:
-        raise SharedMemoryLimitError(
-            f"{call_label}: the cooperative scratch of this kernel needs {total} bytes of shared memory "
-            f"(one array per provider or coop.TempStorage on classic numba-cuda), above the "
-            f"{STATIC_SHARED_LIMIT}-byte static limit; pass the calls one coop.TempStorage() so that they "
-            "overlap, use fewer items per thread, or compile this kernel with numba-cuda-mlir (which moves "
-            "scratch to dynamic shared memory)")
-
-
-def _explicit_scratch(builder, call_label, provider, build, ts):
-    """A call's scratch in the user's ``coop.TempStorage``: one ``__shared__`` array per
-    TempStorage, grown as its calls are lowered.  ``sharing="shared"``: every call's scratch
-    at offset 0, overlapped; ``"exclusive"``: each call a slice of its own, appended."""
+def _explicit_scratch(context, builder, call_label, provider, build, ts):
+    """A call's scratch in the user's ``coop.TempStorage``: one region per TempStorage,
+    grown as its calls are lowered.  ``sharing="shared"``: every call's scratch at offset
+    0, overlapped; ``"exclusive"``: each call a slice of its own, appended."""
     size, align = build.layouts[provider.symbol]
     need = provider.plan.storage
     use = StorageUse(call="call", label=call_label, instance_bytes=size, instance_align=align,
                      instances=provider.storage_instances(), temp_storage=ts,
                      width=need.width if need.per != "block" else 0)
-    regions = C.module_state(builder.module)
-    name = f"cuda_coop_ts{ts.site}"
-    region = regions.setdefault(name, {"size": 0, "align": max(ts.alignment or 1, 16), "users": []})
-    offset = 0 if ts.sharing == "shared" else -(-region["size"] // use.instance_align) * use.instance_align
-    needed = max(region["size"], offset + use.total_bytes)
+    scratch = KernelScratch.of(context, builder, provider.launch.cc)
+    region = scratch.region(f"cuda_coop_ts{ts.site}", ts.alignment or 1)
+    used = region.setdefault("scratch", 0)
+    offset = 0 if ts.sharing == "shared" else -(-used // use.instance_align) * use.instance_align
+    region["scratch"] = max(used, offset + use.total_bytes)
     region["users"].append(call_label)
-    _check_storage_size(ts, {**region, "size": needed})
-    region["size"] = needed
+    _check_storage_size(ts, region)
+    region["size"] = ts.size_in_bytes or region["scratch"]
     region["align"] = max(region["align"], use.instance_align)
-    _check_static_limit(call_label, regions)
-    base = C.shared_global(builder, name, ts.size_in_bytes or region["size"], region["align"], grow=True)
+    scratch.settle(call_label)
+    base = scratch.pointer(builder, f"cuda_coop_ts{ts.site}")
     if offset:
         base = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
     return base, (use.chunk if need.per != "block" else None)
 
 
 def _lower_reserve(context, builder, sig, args):
-    """``storage.reserve(count, dtype, alignment=)``: a ``__shared__`` array of its own.
+    """``storage.reserve(count, dtype, alignment=)``: a region of its own.
 
     numba-cuda-mlir places reservations inside the storage's region, after planning every
-    call of the kernel; this backend lowers one call at a time, so a reservation gets an
-    array of its own, which no call's scratch can overlap (the reuse it must survive).  It
-    still counts toward the storage's ``size_in_bytes`` and the 48 KiB static limit, as
-    there.  A reserve lowered twice (an inlined helper called twice) is two arrays.
+    call of the kernel; this backend lowers one call at a time, so a reservation gets a
+    region of its own, which no call's scratch can overlap (the reuse it must survive).  It
+    still counts toward the storage's ``size_in_bytes``, as there.  A reserve lowered
+    twice (an inlined helper called twice) is two regions.
     """
     # numba lowers a bound method with the receiver in ``sig.recvr`` (the arguments follow).
     this, rest = (sig.recvr, sig.args) if sig.recvr is not None else (sig.args[0], sig.args[1:])
@@ -163,22 +157,29 @@ def _lower_reserve(context, builder, sig, args):
         count, dtype, alignment = reservation_of(this, list(rest[:npos]), dict(zip(names, rest[npos:])))
         alignment = max(alignment or 1, dtype.itemsize, 16)
         nbytes = count * dtype.itemsize
-        regions = C.module_state(builder.module)
-        name = f"cuda_coop_ts{ts.site}_reserve{sum(1 for r in regions if r.startswith(f'cuda_coop_ts{ts.site}_reserve'))}"
-        regions[name] = {"size": nbytes, "align": alignment, "users": ["TempStorage.reserve()"]}
-        storage = regions.setdefault(f"cuda_coop_ts{ts.site}", {"size": 0, "align": max(ts.alignment or 1, 16),
-                                                                 "users": []})
+        scratch = KernelScratch.of(context, builder, _launch_cc())
+        prefix = f"cuda_coop_ts{ts.site}_reserve"
+        name = f"{prefix}{sum(1 for r in scratch.regions if r.startswith(prefix))}"
+        region = scratch.region(name, alignment)
+        region.update(size=nbytes, users=["TempStorage.reserve()"])
+        storage = scratch.region(f"cuda_coop_ts{ts.site}", ts.alignment or 1)
         storage["reserved"] = storage.get("reserved", 0) + -(-nbytes // alignment) * alignment
         _check_storage_size(ts, storage)
-        _check_static_limit("TempStorage.reserve()", regions)
+        scratch.settle("TempStorage.reserve()")
+        base = scratch.pointer(builder, name)
     except CoopError as exc:
         _raise_here(exc)
-    return C.shared_array(context, builder, sig.return_type, count, name, alignment)
+    return C.array_over(context, builder, sig.return_type, count, base)
+
+
+def _launch_cc():
+    config = C.launch_config()
+    return (config or {}).get("cc") or _device_cc()
 
 
 def _check_storage_size(ts, storage):
     """``size_in_bytes`` holds the scratch of the storage's calls plus its reservations."""
-    needed = storage["size"] + storage.get("reserved", 0)
+    needed = storage.get("scratch", 0) + storage.get("reserved", 0)
     if ts.size_in_bytes is not None and needed > ts.size_in_bytes:
         users = ", ".join(sorted(set(storage["users"]))) or "no calls yet"
         raise TempStorageError(
@@ -250,9 +251,9 @@ def _lower_operation(context, builder, sig, args, op_spec):
     if provider.has_storage:
         try:
             if ts is not None:
-                base, chunk = _explicit_scratch(builder, plan.call, provider, build, ts)
+                base, chunk = _explicit_scratch(context, builder, plan.call, provider, build, ts)
             else:
-                base, chunk = _scratch(builder, plan.call, provider, build)
+                base, chunk = _scratch(context, builder, plan.call, provider, build)
         except CoopError as exc:
             _raise_here(exc)
         operands.append(base)

@@ -1,0 +1,142 @@
+"""Where a classic numba-cuda kernel's cooperative scratch lives.
+
+Each call's scratch, each ``coop.TempStorage`` and each ``reserve()`` is a region.  While
+the regions and the kernel's own ``cuda.shared.array`` arrays fit in the 48 KiB of static
+shared memory, each region is a ``__shared__`` array of its own.  Above that, all regions
+move into one dynamic shared-memory backing that the launch reserves (``_compat``'s launch
+hook), as on numba-cuda-mlir, up to the target GPU's opt-in limit.
+
+numba-cuda lowers one call at a time, so the kernel's total is known only after its last
+call.  A region's address is therefore emitted as a choice between its static array and
+its offset in the dynamic backing, and the choice, the offsets and the static sizes are
+settled again after every change: llvmlite prints the module only when lowering is over,
+so the values settled last are the ones compiled, and NVVM folds the choice away.
+"""
+
+from __future__ import annotations
+
+from ..._errors import DynamicSharedArrayError, SharedMemoryLimitError, TempStorageError
+from ...core.storage import DYNAMIC_ALIGNMENT, STATIC_SHARED_LIMIT, optin_shared_limit
+from . import _compat as C
+
+__all__ = ["KernelScratch", "DYNAMIC_BACKING", "dynamic_array_error", "kernel_refusal"]
+
+DYNAMIC_BACKING = "cuda_coop_dynamic_scratch"
+_STATE_ATTR = "_cuda_coop_scratch"
+
+
+def _round_up(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+class KernelScratch:
+    """The cooperative regions of one kernel's LLVM module, and where they live."""
+
+    def __init__(self, context, builder, cc):
+        self.context = context
+        self.module = builder.module
+        self.function = builder.function.name
+        self.cc = tuple(cc)
+        self.regions: dict[str, dict] = {}  # name -> size, align, users (and reserved, for a TempStorage)
+        self._globals: dict = {}  # name -> its static __shared__ array
+        self._offsets: dict = {}  # name -> its offset in the dynamic backing (a late constant)
+        self._dynamic = C.LateConstant(C.llvm_ir.IntType(1), 0)
+        self._dynamic_bytes = C.LateConstant(C.llvm_ir.IntType(32), 0)
+        self.dynamic_bytes = 0
+
+    @classmethod
+    def of(cls, context, builder, cc) -> "KernelScratch":
+        state = getattr(builder.module, _STATE_ATTR, None)
+        if state is None:
+            state = cls(context, builder, cc)
+            setattr(builder.module, _STATE_ATTR, state)
+        return state
+
+    def region(self, name: str, align: int = 16) -> dict:
+        return self.regions.setdefault(name, {"size": 0, "align": max(align, 16), "users": []})
+
+    def pointer(self, builder, name: str):
+        """The region's base as a generic ``i8*`` (call ``settle`` after sizing it)."""
+        region = self.regions[name]
+        gv = self._globals.get(name)
+        if gv is None:
+            gv = self._globals[name] = C.shared_global_variable(self.module, name, max(region["size"], 1),
+                                                                region["align"])
+        static = C.generic_i8(builder, gv)
+        offset = self._offsets.setdefault(name, C.LateConstant(C.llvm_ir.IntType(64), 0))
+        backing = C.dynamic_shared_base(builder, DYNAMIC_BACKING, DYNAMIC_ALIGNMENT)
+        # A launch that did not reserve the backing (a kernel rebuilt from numba-cuda's disk
+        # cache skips the launch hook) stops here instead of writing past the block's memory.
+        C.trap_if(builder, builder.and_(self._dynamic, builder.icmp_unsigned(
+            "<", C.dynamic_shared_size(builder), self._dynamic_bytes)))
+        return builder.select(self._dynamic, builder.gep(backing, [offset]), static)
+
+    def settle(self, label: str) -> None:
+        """Decide static or dynamic for the regions as they are now; raise if they cannot fit."""
+        total = sum(r["size"] for r in self.regions.values())
+        own_static, own_dynamic = C.user_shared_arrays(self.context, self.module)
+        if total + own_static <= STATIC_SHARED_LIMIT:
+            self._set(dynamic=False, dynamic_bytes=0)
+            return
+        users = ", ".join(sorted({u for r in self.regions.values() for u in r["users"]}))
+        if own_dynamic:
+            raise dynamic_array_error(f"{label}", users, total)
+        for name, region in self.regions.items():
+            if region["align"] > DYNAMIC_ALIGNMENT:
+                raise TempStorageError(
+                    f"{', '.join(sorted(set(region['users'])))}: the scratch region {name} asks for "
+                    f"{region['align']}-byte alignment, but the kernel's cooperative scratch ({total} bytes) "
+                    f"is above the {STATIC_SHARED_LIMIT}-byte static limit, so it lives in dynamic shared "
+                    f"memory, which is {DYNAMIC_ALIGNMENT}-byte aligned; use alignment<={DYNAMIC_ALIGNMENT} "
+                    f"(TempStorage alignment= or reserve(..., alignment=)), or keep the kernel within "
+                    f"{STATIC_SHARED_LIMIT} bytes of shared memory")
+        offset = 0
+        for name, region in self.regions.items():
+            offset = _round_up(offset, DYNAMIC_ALIGNMENT)
+            self._offsets.setdefault(name, C.LateConstant(C.llvm_ir.IntType(64), 0)).constant = offset
+            offset += region["size"]
+        dynamic_bytes = _round_up(max(offset, 1), DYNAMIC_ALIGNMENT)
+        limit = optin_shared_limit(self.cc)
+        if limit is not None and dynamic_bytes + own_static > limit:
+            own = (f" plus the kernel's cuda.shared.array arrays ({own_static} bytes)" if own_static else "")
+            raise SharedMemoryLimitError(
+                f"{label}: the kernel's cooperative scratch ({dynamic_bytes} bytes of dynamic shared memory: "
+                f"{users}){own} is above the {limit}-byte limit of a sm_{self.cc[0]}{self.cc[1]} thread block; "
+                + ("make the shared arrays smaller, " if own_static else "")
+                + ("reserve fewer elements, " if any("reserve" in u for u in users.split(", ")) else "")
+                + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
+                "coop.TempStorage")
+        self._set(dynamic=True, dynamic_bytes=dynamic_bytes)
+
+    def _set(self, *, dynamic: bool, dynamic_bytes: int) -> None:
+        self._dynamic.constant = int(dynamic)
+        self._dynamic_bytes.constant = dynamic_bytes
+        self.dynamic_bytes = dynamic_bytes
+        for name, gv in self._globals.items():
+            # Dynamic: the static arrays are no longer addressed; one byte keeps them valid.
+            C.resize_shared_global(gv, 1 if dynamic else max(self.regions[name]["size"], 1),
+                                   self.regions[name]["align"])
+        C.DYNAMIC_SCRATCH_BYTES[self.function] = dynamic_bytes
+
+
+def dynamic_array_error(where: str, users: str, scratch_bytes: int) -> DynamicSharedArrayError:
+    return DynamicSharedArrayError(
+        f"{where}: a dynamic cuda.shared.array(0, ...) cannot share a kernel with cooperative scratch "
+        f"above the {STATIC_SHARED_LIMIT}-byte static limit ({users}: {scratch_bytes} bytes, which move to "
+        "dynamic shared memory): every dynamic shared array starts at the same address, and numba-cuda "
+        "sizes it by the launch's whole dynamic shared memory, so they would overwrite each other; give "
+        "the array a size known at compile time (cuda.shared.array(N, dtype)), or carve it from the "
+        "cooperative storage with coop.TempStorage().reserve(N, dtype)")
+
+
+def kernel_refusal(kernel, names, scratch_bytes: int | None = None) -> DynamicSharedArrayError:
+    """The error for a compiled kernel (numba-cuda's ``_Kernel`` or its Python function)
+    whose dynamic shared arrays ``names`` were lowered after its last cooperative call."""
+    func = getattr(kernel, "py_func", kernel)
+    code = getattr(func, "__code__", None)
+    where = f"kernel {getattr(func, '__name__', 'kernel')!r}"
+    if code is not None:
+        where += f" ({code.co_filename}:{code.co_firstlineno})"
+    if scratch_bytes is None:
+        scratch_bytes = C.DYNAMIC_SCRATCH_BYTES.get(kernel.fndesc.llvm_func_name, 0)
+    return dynamic_array_error(where, f"its cooperative calls, beside {', '.join(names)}", scratch_bytes)
