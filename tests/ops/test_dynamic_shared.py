@@ -117,6 +117,29 @@ def kernel(vals, src, back, scanned, kept):
 """
 
 
+LATE_ITEMS = 16  # uint64 sort scratch of 256 x 16 keys: 32 KiB, within 48 KiB alone
+LATE_ARRAY = 6144  # int32: the kernel's own 24 KiB array, declared after the sort
+
+USER_ARRAY_AFTER = f"""
+@cuda.jit
+def kernel(src, out, kept):
+    tid = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    block = coop.this_block()
+    k = coop.ThreadData({LATE_ITEMS}, dtype=np.uint64)
+    coop.load(block, src, k, offset=b * {BLOCK * LATE_ITEMS})
+    r = coop.radix_sort_keys(block, k)
+    for i in range({LATE_ITEMS}):
+        out[b * {BLOCK * LATE_ITEMS} + tid * {LATE_ITEMS} + i] = r[i]
+    mine = cuda.shared.array({LATE_ARRAY}, np.int32)
+    for j in range(tid, {LATE_ARRAY}, {BLOCK}):
+        mine[j] = j * 3 + b
+    cuda.syncthreads()
+    for j in range(tid, {LATE_ARRAY}, {BLOCK}):
+        kept[b * {LATE_ARRAY} + j] = mine[{LATE_ARRAY} - 1 - j]
+"""
+
+
 def histogram_kernel(compiler="numba-cuda-mlir"):
     return kernel_for(compiler, histogram_source()).kernel
 
@@ -238,3 +261,24 @@ def test_a_launch_asking_past_the_gpus_limit_is_a_named_error(compiler):
         kernel[BLOCKS, BLOCK, 0, limit](keys, np.zeros_like(keys), _kept())
     msg = str(info.value)
     assert "cannot launch cooperative kernel 'kernel'" in msg and str(limit) in msg, msg
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_shared_array_declared_after_the_last_call_tips_the_scratch_into_dynamic_memory(compiler):
+    """32 KiB of sort scratch plus the kernel's own 24 KiB array, declared after the sort:
+    together above 48 KiB, so the scratch lives in dynamic shared memory (classic numba-cuda
+    decides once the kernel's body is lowered)."""
+    cuda = gpu_for(compiler)
+    kernel = kernel_for(compiler, USER_ARRAY_AFTER).kernel
+    rng = np.random.default_rng(44)
+    tile = BLOCK * LATE_ITEMS
+    keys = rng.integers(0, 2**64, size=BLOCKS * tile, dtype=np.uint64)
+    out = np.full_like(keys, 0xDEADBEEF)
+    kept = np.full(BLOCKS * LATE_ARRAY, POISON, dtype=np.int32)
+    kernel[BLOCKS, BLOCK](keys, out, kept)
+    cuda.synchronize()
+    for b in range(BLOCKS):
+        np.testing.assert_array_equal(out[b * tile:(b + 1) * tile], np.sort(keys[b * tile:(b + 1) * tile]))
+        j = np.arange(LATE_ARRAY)
+        np.testing.assert_array_equal(kept[b * LATE_ARRAY:(b + 1) * LATE_ARRAY], (LATE_ARRAY - 1 - j) * 3 + b)

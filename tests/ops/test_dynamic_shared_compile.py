@@ -129,16 +129,31 @@ def test_a_dynamic_shared_array_next_to_dynamic_scratch_is_refused(compiler):
 
 @pytest.mark.compile
 def test_a_dynamic_shared_array_after_the_last_call_is_refused_on_classic():
-    """Lowered after the last cooperative call, no call sees the array: the compiled kernel's
-    PTX is read instead (``compile_cubin`` here; numba-cuda's kernel object at a launch)."""
+    """Lowered after the last cooperative call, no call sees the array: the check once the
+    kernel's body is lowered does, and names the kernel's ``def`` line."""
     t = types_for("numba-cuda")
     module = kernel_for("numba-cuda", DYNAMIC_ARRAY_AFTER)
     assert DYNAMIC_ARRAY_AFTER.index("shared.array(0") > DYNAMIC_ARRAY_AFTER.index("radix_sort_keys")
     with pytest.raises(coop.DynamicSharedArrayError) as info:
         compile_for("numba-cuda", module.kernel, (t.uint64[::1], t.uint64[::1]), cc=(9, 0), block=gpu.BLOCK)
     msg = str(info.value)
-    for part in ("kernel 'kernel'", module.__file__, "_cudapy_smem", "cuda.shared.array(N, dtype)"):
+    for part in ("kernel 'kernel'", "_cudapy_smem", "coop.radix_sort_keys", "cuda.shared.array(N, dtype)"):
         assert part in msg, (part, msg)
+    points_at_user_line(info.value, module, "def kernel(")
+
+
+@pytest.mark.compile
+def test_a_static_array_after_the_last_call_moves_classic_scratch_to_dynamic_memory():
+    """32 KiB of sort scratch fits in 48 KiB alone; the kernel's own 24 KiB array, lowered
+    after the call, tips the kernel over, and the scratch moves once the body is lowered
+    (numba-cuda-mlir plans the whole kernel and does the same)."""
+    t = types_for("numba-cuda")
+    module = kernel_for("numba-cuda", gpu.USER_ARRAY_AFTER)
+    kb = compile_for("numba-cuda", module.kernel, (t.uint64[::1], t.uint64[::1], t.int32[::1]), cc=(9, 0),
+                     block=gpu.BLOCK)
+    assert kb.shared_bytes() == gpu.LATE_ARRAY * 4, kb.summary()
+    assert kb.dynamic_shared_bytes() >= gpu.BLOCK * gpu.LATE_ITEMS * 8, kb.summary()
+    assert len(EXTERN.findall(kb.ptx)) == 1
 
 
 @pytest.mark.unit

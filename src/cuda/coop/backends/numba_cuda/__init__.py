@@ -36,7 +36,8 @@ class NumbaCudaBackend:
             C.infer_getattr(template)
         lowering.install()
         group_methods.install()
-        C.install_dynamic_scratch_launch(scratch.DYNAMIC_BACKING, scratch.kernel_refusal)
+        C.install_dynamic_scratch_launch()
+        C.install_post_lower_hook(scratch.finish_function)
         types = self._function_types
 
         # ThreadData and TempStorage are classes: typeof dispatches on their metaclass.

@@ -7,7 +7,6 @@ is fixed in one file.  tests/backends/test_compat_boundary.py enforces the bound
 from __future__ import annotations
 
 import functools
-import re
 import sys
 import threading
 from contextlib import contextmanager
@@ -332,15 +331,38 @@ install_literal_argument_retry()
 # Kernel function name -> bytes of dynamic shared memory its cooperative scratch needs (the
 # lowering's ``scratch.KernelScratch`` keeps it current; 0 or absent: all scratch is static).
 DYNAMIC_SCRATCH_BYTES: dict[str, int] = {}
-_OTHER_EXTERN_SHARED = re.compile(r"\.extern\s+\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+)\[\]")
 
 
-def other_dynamic_shared_arrays(ptx: str, ours: str) -> list:
-    """The dynamic (``extern``) shared arrays of a kernel's PTX other than ``ours``."""
-    return [name for name in _OTHER_EXTERN_SHARED.findall(ptx) if name != ours]
+def install_post_lower_hook(hook):
+    """Call ``hook(lower)`` once numba-cuda has lowered a function's whole body, before its
+    module is printed: the only point where a kernel's own shared arrays are all known."""
+    from numba.cuda.lowering import BaseLower
+
+    original = BaseLower.post_lower
+    if getattr(original, "_coop_hook", None) is not None:
+        return
+
+    def post_lower(self):
+        original(self)
+        hook(self)
+
+    post_lower._coop_hook = hook
+    BaseLower.post_lower = post_lower
 
 
-def install_dynamic_scratch_launch(backing: str, refusal):
+def function_location(lower) -> tuple:
+    """``(filename, line, qualname)`` of the function a ``Lower`` is lowering."""
+    import linecache
+
+    loc = getattr(lower.func_ir, "loc", None)
+    filename, line = getattr(loc, "filename", None), getattr(loc, "line", None)
+    if filename and line:  # numba's loc is the first decorator's line: step to the ``def``
+        while linecache.getline(filename, line).lstrip().startswith("@"):
+            line += 1
+    return filename, line, getattr(lower.fndesc, "qualname", None)
+
+
+def install_dynamic_scratch_launch():
     """Make each launch of a kernel with dynamic cooperative scratch reserve it.
 
     numba-cuda 0.30 reads a launch's ``sharedmem`` before any launch callback runs and
@@ -348,8 +370,7 @@ def install_dynamic_scratch_launch(backing: str, refusal):
     whose compile left bytes in ``DYNAMIC_SCRATCH_BYTES`` gets a ``launch`` of its own
     that asks for at least those bytes and, on a device's first launch above 48 KiB,
     raises the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize.  Kernels without
-    such scratch are untouched.  ``refusal(kernel, names)``: the error for a kernel that
-    also declares dynamic ``cuda.shared.array`` arrays, lowered after its last call.
+    such scratch are untouched.
     """
     original_init = _Kernel.__init__
     if getattr(original_init, "_coop_dynamic_scratch", False):
@@ -359,9 +380,6 @@ def install_dynamic_scratch_launch(backing: str, refusal):
         original_init(self, *args, **kws)
         scratch = DYNAMIC_SCRATCH_BYTES.get(self.fndesc.llvm_func_name, 0)
         if scratch:
-            others = other_dynamic_shared_arrays(self._codelibrary.get_asm_str(), backing)
-            if others:
-                raise refusal(self, others)
             self.launch = functools.partial(_launch_reserving, self, scratch)
 
     __init__._coop_dynamic_scratch = True

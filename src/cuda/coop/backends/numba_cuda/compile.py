@@ -13,7 +13,6 @@ import re
 
 from .._binary import KernelBinary, dims3 as _dims3
 from . import _compat as C
-from .scratch import DYNAMIC_BACKING, kernel_refusal
 
 __all__ = ["compile_cubin", "KernelBinary"]
 
@@ -53,9 +52,5 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, **option
     grid = _dims3(grid, "grid") if grid is not None else (1, 1, 1)
     types_ = [_argtype(a) for a in argtypes]
     cubin, ptx = C.compile_kernel_cubin(pyfunc, types_, cc=tuple(cc), block=block, grid=grid, **options)
-    scratch = _Reader.required_dynamic_shared_bytes(ptx)
-    others = C.other_dynamic_shared_arrays(ptx, DYNAMIC_BACKING) if scratch else ()
-    if others:
-        raise kernel_refusal(pyfunc, others, scratch)
     return KernelBinary(cubin=cubin, cc=tuple(cc), block=block, name=getattr(pyfunc, "__name__", "kernel"),
                         _compile_result=ptx, _reader=_Reader)

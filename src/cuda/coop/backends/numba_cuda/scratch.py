@@ -9,17 +9,20 @@ hook), as on numba-cuda-mlir, up to the target GPU's opt-in limit.
 numba-cuda lowers one call at a time, so the kernel's total is known only after its last
 call.  A region's address is therefore emitted as a choice between its static array and
 its offset in the dynamic backing, and the choice, the offsets and the static sizes are
-settled again after every change: llvmlite prints the module only when lowering is over,
-so the values settled last are the ones compiled, and NVVM folds the choice away.
+settled again after every change and once more when the function's body is lowered
+(``finish_function``, when the kernel's own shared arrays are all known): llvmlite prints
+the module only then, so the values settled last are the ones compiled, and NVVM folds the
+choice away.
 """
 
 from __future__ import annotations
 
-from ..._errors import DynamicSharedArrayError, SharedMemoryLimitError, TempStorageError
+from ..._diagnostics import raise_at
+from ..._errors import CoopError, DynamicSharedArrayError, SharedMemoryLimitError, TempStorageError
 from ...core.storage import DYNAMIC_ALIGNMENT, STATIC_SHARED_LIMIT, optin_shared_limit
 from . import _compat as C
 
-__all__ = ["KernelScratch", "DYNAMIC_BACKING", "dynamic_array_error", "kernel_refusal"]
+__all__ = ["KernelScratch", "DYNAMIC_BACKING", "dynamic_array_error", "finish_function"]
 
 DYNAMIC_BACKING = "cuda_coop_dynamic_scratch"
 _STATE_ATTR = "_cuda_coop_scratch"
@@ -80,7 +83,7 @@ class KernelScratch:
             return
         users = ", ".join(sorted({u for r in self.regions.values() for u in r["users"]}))
         if own_dynamic:
-            raise dynamic_array_error(f"{label}", users, total)
+            raise dynamic_array_error(label, users, total, own_dynamic)
         for name, region in self.regions.items():
             if region["align"] > DYNAMIC_ALIGNMENT:
                 raise TempStorageError(
@@ -119,9 +122,10 @@ class KernelScratch:
         C.DYNAMIC_SCRATCH_BYTES[self.function] = dynamic_bytes
 
 
-def dynamic_array_error(where: str, users: str, scratch_bytes: int) -> DynamicSharedArrayError:
+def dynamic_array_error(where: str, users: str, scratch_bytes: int, arrays) -> DynamicSharedArrayError:
     return DynamicSharedArrayError(
-        f"{where}: a dynamic cuda.shared.array(0, ...) cannot share a kernel with cooperative scratch "
+        f"{where}: a dynamic cuda.shared.array(0, ...) (numba-cuda's {', '.join(arrays)}) cannot share a "
+        f"kernel with cooperative scratch "
         f"above the {STATIC_SHARED_LIMIT}-byte static limit ({users}: {scratch_bytes} bytes, which move to "
         "dynamic shared memory): every dynamic shared array starts at the same address, and numba-cuda "
         "sizes it by the launch's whole dynamic shared memory, so they would overwrite each other; give "
@@ -129,14 +133,16 @@ def dynamic_array_error(where: str, users: str, scratch_bytes: int) -> DynamicSh
         "cooperative storage with coop.TempStorage().reserve(N, dtype)")
 
 
-def kernel_refusal(kernel, names, scratch_bytes: int | None = None) -> DynamicSharedArrayError:
-    """The error for a compiled kernel (numba-cuda's ``_Kernel`` or its Python function)
-    whose dynamic shared arrays ``names`` were lowered after its last cooperative call."""
-    func = getattr(kernel, "py_func", kernel)
-    code = getattr(func, "__code__", None)
-    where = f"kernel {getattr(func, '__name__', 'kernel')!r}"
-    if code is not None:
-        where += f" ({code.co_filename}:{code.co_firstlineno})"
-    if scratch_bytes is None:
-        scratch_bytes = C.DYNAMIC_SCRATCH_BYTES.get(kernel.fndesc.llvm_func_name, 0)
-    return dynamic_array_error(where, f"its cooperative calls, beside {', '.join(names)}", scratch_bytes)
+def finish_function(lower) -> None:
+    """After numba-cuda lowered a function's whole body: settle its scratch once more, now
+    that the kernel's own shared arrays are all known (one declared after the last
+    cooperative call can tip the kernel into dynamic shared memory, or be a dynamic array
+    that the backing would overlap).  Errors name the kernel's ``def`` line."""
+    scratch = getattr(lower.module, _STATE_ATTR, None)
+    if scratch is None or not scratch.regions:
+        return
+    filename, line, qualname = C.function_location(lower)
+    try:
+        scratch.settle(f"kernel {qualname or lower.fndesc.unique_name!r}")
+    except CoopError as exc:
+        raise_at(exc, filename, line, qualname)
