@@ -24,9 +24,16 @@ from cuda import coop
 """
 
 
-def module_from_source(source: str, compiler: str = "numba-cuda-mlir"):
+# The compiler of kernels built without naming one: numba-cuda-mlir, except in the copies of
+# the suites that scripts/suite_on_classic.py writes for classic numba-cuda (their conftest).
+DEFAULT_COMPILER = "numba-cuda-mlir"
+
+
+def module_from_source(source: str, compiler: str | None = None):
     """Import ``source`` (a module body) once per distinct text; ``cuda`` is ``compiler``'s
-    (tests/backends_param.py).  HEADER is read at each call: error tests extend it."""
+    (tests/backends_param.py; default ``DEFAULT_COMPILER``).  HEADER is read at each call:
+    error tests extend it."""
+    compiler = compiler or DEFAULT_COMPILER
     header = HEADER if compiler == "numba-cuda-mlir" else HEADER.replace(
         "from numba_cuda_mlir import cuda", "from numba import cuda")
     source = header + textwrap.dedent(source)
