@@ -194,3 +194,20 @@ def test_opt_in_limits_per_architecture():
     assert optin_shared_limit((8, 0)) == 163 * 1024
     assert optin_shared_limit(None) is None and optin_shared_limit((42, 0)) is None
     assert np.dtype(np.float32).itemsize * gpu.RESERVE_COUNT > 48 * 1024  # the GPU tests really are above 48 KiB
+
+
+@pytest.mark.compile
+@both
+def test_alignment_above_16_in_dynamic_shared_memory_is_a_named_error(compiler):
+    """Dynamic shared memory is 16-byte aligned: a 32-byte aligned reservation in a kernel
+    whose scratch moves there is refused, naming the fix (on classic numba-cuda at the
+    reservation's line, the region that crosses the limit)."""
+    source = gpu.reserve_source().replace("alignment=16", "alignment=32")
+    module = kernel_for(compiler, source)
+    with pytest.raises(coop.TempStorageError) as info:
+        compile_for(compiler, module.kernel, _argtypes("reserve", compiler), cc=(9, 0), block=gpu.BLOCK)
+    msg = str(info.value)
+    for part in ("32-byte alignment", "16-byte aligned", "alignment<=16"):
+        assert part in msg, (part, msg)
+    if compiler == "numba-cuda":
+        points_at_user_line(info.value, module, ".reserve(")
