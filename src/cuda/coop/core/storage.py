@@ -39,7 +39,8 @@ from .._errors import SharedMemoryLimitError, TempStorageError
 from .spec import TempStorageArg
 
 __all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "is_partial_warp",
-           "STATIC_SHARED_LIMIT", "DYNAMIC_ALIGNMENT", "OPTIN_SHARED_LIMITS", "MAX_SHARED_LIMIT", "optin_shared_limit"]
+           "STATIC_SHARED_LIMIT", "DYNAMIC_ALIGNMENT", "OPTIN_SHARED_LIMITS", "MAX_SHARED_LIMIT", "optin_shared_limit",
+           "place_regions", "launch_limit_error"]
 
 # Static __shared__ is limited to 48 KiB per block (ptxas refuses more).
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -236,7 +237,16 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
                     + f"); pass size_in_bytes>={region.size} or omit it to infer"
                 )
             region.size = ts.size_in_bytes
-    plan = StoragePlan(regions=regions, placement=placement)
+    return place_regions(StoragePlan(regions=regions, placement=placement), user_shared_bytes=user_shared_bytes,
+                         cc=cc, allow_dynamic=allow_dynamic)
+
+
+def place_regions(plan: StoragePlan, *, user_shared_bytes: int = 0, cc=None, allow_dynamic: bool = True) -> StoragePlan:
+    """Static or dynamic for ``plan``'s regions as they are: within the static limit (with
+    the kernel's own arrays) each region stays its own static array; above it every region
+    moves into one dynamic backing (``plan.dynamic_offsets``, ``plan.dynamic_bytes``), up to
+    the ``cc`` target's opt-in limit.  Raises the named errors of both cases.  A backend that
+    sizes its regions itself (classic numba-cuda, one call at a time) calls this directly."""
     if plan.total_bytes + user_shared_bytes <= STATIC_SHARED_LIMIT:
         return plan
     if not allow_dynamic:
@@ -307,3 +317,23 @@ def _place_dynamic(plan: StoragePlan, user_shared_bytes: int, cc) -> StoragePlan
             f"memory, up to that limit); " + _fixes(plan, user_shared_bytes)
         )
     return plan
+
+
+def launch_limit_error(kernel_name: str, requested: int, static: int, limit: int,
+                       required: int | None) -> SharedMemoryLimitError:
+    """A launch whose dynamic shared memory (``requested``: the cooperative scratch,
+    ``required``, or more when the launch's own ``sharedmem`` asks for more) plus the
+    kernel's ``static`` bytes is above the GPU's opt-in ``limit``: the error both backends
+    raise at the launch."""
+    extra = requested - required if required else 0
+    ours = f"{required} bytes for its cooperative scratch" if required else "for its cooperative scratch"
+    if extra > 0:
+        ours += f", {extra} more asked for by the launch's sharedmem"
+    return SharedMemoryLimitError(
+        f"cannot launch cooperative kernel {kernel_name!r}: it needs {requested} bytes of dynamic shared memory "
+        f"({ours}) plus {static} bytes of static shared memory, above this GPU's limit of {limit} bytes "
+        "per block (cudaDevAttrMaxSharedMemoryPerBlockOptin); "
+        + ("launch it without that sharedmem (cuda-coop reserves its own bytes), or " if extra > 0 else "")
+        + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
+        "coop.TempStorage"
+    )

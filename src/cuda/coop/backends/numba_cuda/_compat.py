@@ -387,7 +387,7 @@ def install_dynamic_scratch_launch():
 
 
 def _launch_reserving(kernel, scratch, args, griddim, blockdim, stream=0, sharedmem=0):
-    from ..._errors import SharedMemoryLimitError
+    from ...core.storage import STATIC_SHARED_LIMIT, launch_limit_error
 
     dynamic = max(int(sharedmem), scratch)
     cufunc = kernel._codelibrary.get_cufunc()
@@ -397,13 +397,8 @@ def _launch_reserving(kernel, scratch, args, griddim, blockdim, stream=0, shared
         device = cufunc.device
         limit = device.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         if static + dynamic > limit:
-            extra = (f" ({dynamic - scratch} more asked for by the launch's sharedmem)" if dynamic > scratch else "")
-            raise SharedMemoryLimitError(
-                f"cannot launch cooperative kernel {kernel.py_func.__name__!r}: it needs {dynamic} bytes of dynamic "
-                f"shared memory ({scratch} bytes for its cooperative scratch){extra} and {static} bytes of static "
-                f"shared memory, above this GPU's opt-in limit of {limit} bytes per block; use fewer items per "
-                "thread, a smaller block, storage-free algorithms, or share one coop.TempStorage")
-        if static + dynamic > 48 * 1024:
+            raise launch_limit_error(kernel.py_func.__name__, dynamic, static, limit, scratch)
+        if static + dynamic > STATIC_SHARED_LIMIT:
             attr = _driver.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _driver.driver.cuKernelSetAttribute(attr, dynamic, cufunc.handle, device.id)
         raised[id(cufunc)] = dynamic
@@ -536,14 +531,7 @@ def local_array(context, builder, arrty, items: int, alignment: int):
     elty = context.get_data_type(arrty.dtype)
     storage = cgutils.alloca_once(builder, llvm_ir.ArrayType(elty, items))
     storage.align = alignment
-    data = builder.bitcast(storage, elty.as_pointer())
-    ary = context.make_array(arrty)(context, builder)
-    itemsize = context.get_abi_sizeof(elty)
-    intp = context.get_value_type(types.intp)
-    context.populate_array(ary, data=data, shape=[llvm_ir.Constant(intp, items)],
-                           strides=[llvm_ir.Constant(intp, itemsize)],
-                           itemsize=llvm_ir.Constant(intp, itemsize), meminfo=None)
-    return ary._getvalue(), data
+    return array_over(context, builder, arrty, items, storage), builder.bitcast(storage, elty.as_pointer())
 
 
 def array_data(context, builder, arrty, value):

@@ -18,18 +18,14 @@ choice away.
 from __future__ import annotations
 
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, DynamicSharedArrayError, SharedMemoryLimitError, TempStorageError
-from ...core.storage import DYNAMIC_ALIGNMENT, STATIC_SHARED_LIMIT, optin_shared_limit
+from ..._errors import CoopError, DynamicSharedArrayError
+from ...core.storage import DYNAMIC_ALIGNMENT, STATIC_SHARED_LIMIT, Region, StoragePlan, place_regions
 from . import _compat as C
 
 __all__ = ["KernelScratch", "DYNAMIC_BACKING", "dynamic_array_error", "finish_function"]
 
 DYNAMIC_BACKING = "cuda_coop_dynamic_scratch"
 _STATE_ATTR = "_cuda_coop_scratch"
-
-
-def _round_up(n: int, a: int) -> int:
-    return -(-n // a) * a
 
 
 class KernelScratch:
@@ -75,41 +71,19 @@ class KernelScratch:
         return builder.select(self._dynamic, builder.gep(backing, [offset]), static)
 
     def settle(self, label: str) -> None:
-        """Decide static or dynamic for the regions as they are now; raise if they cannot fit."""
-        total = sum(r["size"] for r in self.regions.values())
+        """Decide static or dynamic for the regions as they are now (the core's rule, as on
+        numba-cuda-mlir); raise if they cannot fit."""
         own_static, own_dynamic = C.user_shared_arrays(self.context, self.module)
-        if total + own_static <= STATIC_SHARED_LIMIT:
-            self._set(dynamic=False, dynamic_bytes=0)
-            return
-        users = ", ".join(sorted({u for r in self.regions.values() for u in r["users"]}))
-        if own_dynamic:
-            raise dynamic_array_error(label, users, total, own_dynamic)
-        for name, region in self.regions.items():
-            if region["align"] > DYNAMIC_ALIGNMENT:
-                raise TempStorageError(
-                    f"{', '.join(sorted(set(region['users'])))}: the scratch region {name} asks for "
-                    f"{region['align']}-byte alignment, but the kernel's cooperative scratch ({total} bytes) "
-                    f"is above the {STATIC_SHARED_LIMIT}-byte static limit, so it lives in dynamic shared "
-                    f"memory, which is {DYNAMIC_ALIGNMENT}-byte aligned; use alignment<={DYNAMIC_ALIGNMENT} "
-                    f"(TempStorage alignment= or reserve(..., alignment=)), or keep the kernel within "
-                    f"{STATIC_SHARED_LIMIT} bytes of shared memory")
-        offset = 0
-        for name, region in self.regions.items():
-            offset = _round_up(offset, DYNAMIC_ALIGNMENT)
+        plan = place_regions(
+            StoragePlan(regions={name: Region(name, r["size"], r["align"], list(r["users"]))
+                                 for name, r in self.regions.items()}, placement={}),
+            user_shared_bytes=own_static, cc=self.cc)
+        if plan.is_dynamic and own_dynamic:
+            users = ", ".join(sorted({u for r in self.regions.values() for u in r["users"]}))
+            raise dynamic_array_error(label, users, plan.dynamic_bytes, own_dynamic)
+        for name, offset in plan.dynamic_offsets.items():
             self._offsets.setdefault(name, C.LateConstant(C.llvm_ir.IntType(64), 0)).constant = offset
-            offset += region["size"]
-        dynamic_bytes = _round_up(max(offset, 1), DYNAMIC_ALIGNMENT)
-        limit = optin_shared_limit(self.cc)
-        if limit is not None and dynamic_bytes + own_static > limit:
-            own = (f" plus the kernel's cuda.shared.array arrays ({own_static} bytes)" if own_static else "")
-            raise SharedMemoryLimitError(
-                f"{label}: the kernel's cooperative scratch ({dynamic_bytes} bytes of dynamic shared memory: "
-                f"{users}){own} is above the {limit}-byte limit of a sm_{self.cc[0]}{self.cc[1]} thread block; "
-                + ("make the shared arrays smaller, " if own_static else "")
-                + ("reserve fewer elements, " if any("reserve" in u for u in users.split(", ")) else "")
-                + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
-                "coop.TempStorage")
-        self._set(dynamic=True, dynamic_bytes=dynamic_bytes)
+        self._set(dynamic=plan.is_dynamic, dynamic_bytes=plan.dynamic_bytes)
 
     def _set(self, *, dynamic: bool, dynamic_bytes: int) -> None:
         self._dynamic.constant = int(dynamic)

@@ -25,6 +25,7 @@ import sys
 import types as _pytypes
 
 from ..._errors import InvalidArgumentTypeError, NoDeviceError, SharedMemoryLimitError
+from ...core.storage import launch_limit_error
 
 __all__ = ["install", "no_device_error", "shared_memory_limit_error", "uses_coop", "check_arguments"]
 
@@ -92,18 +93,7 @@ def check_arguments(dispatcher, args) -> None:
 def shared_memory_limit_error(dispatcher, requested: int, static: int, limit: int,
                               required: int | None) -> SharedMemoryLimitError:
     name = getattr(getattr(dispatcher, "py_func", None), "__name__", "kernel")
-    extra = requested - required if required else 0
-    ours = f"{required} bytes for its cooperative scratch" if required else "for its cooperative scratch"
-    if extra > 0:
-        ours += f", {extra} more asked for by the launch's sharedmem"
-    return SharedMemoryLimitError(
-        f"cannot launch cooperative kernel {name!r}: it needs {requested} bytes of dynamic shared memory "
-        f"({ours}) plus {static} bytes of static shared memory, above this GPU's limit of {limit} bytes "
-        "per block (cudaDevAttrMaxSharedMemoryPerBlockOptin); "
-        + ("launch it without that sharedmem (cuda-coop reserves its own bytes), or " if extra > 0 else "")
-        + "use fewer items per thread, a smaller block, storage-free algorithms, or share one "
-        "coop.TempStorage"
-    )
+    return launch_limit_error(name, requested, static, limit, required)
 
 
 def install() -> None:
