@@ -2,16 +2,14 @@
 
 Each case is one cooperative call between a load and a store; it compiles for sm_90
 with numba-cuda-mlir and with classic numba-cuda, and on both the provider is inlined
-(no call left in the post-LTO PTX) and the shared memory it needs is there.  Features
-the classic backend does not implement yet raise BackendFeatureUnsupportedError at the
-user's line (the last tests), never something silent.
+(no call left in the post-LTO PTX) and the shared memory it needs is there.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from cuda.coop import BackendFeatureUnsupportedError, UnknownDtypeError
+from cuda.coop import UnknownDtypeError
 
 from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
 from .cubin_checks import assert_inlined
@@ -135,33 +133,6 @@ def kernel(src):
     types = types_for("numba-cuda")
     with pytest.raises(UnknownBlockDimensionError, match="kernel\\[grid, block\\]"):
         compile_for("numba-cuda", module.kernel, (types.int32[::1],), block=None)
-
-
-UNSUPPORTED = {
-    "cluster": ("r = coop.sum(coop.this_cluster(), items)", BackendFeatureUnsupportedError, "cluster"),
-}
-
-
-@pytest.mark.parametrize("case", list(UNSUPPORTED))
-def test_classic_refuses_what_it_does_not_implement_by_name(case):
-    call, error, words = UNSUPPORTED[case]
-    module = kernel_for("numba-cuda", f"""
-@cuda.jit(device=True)
-def user_op(a, b):
-    return max(a, b)
-
-@cuda.jit
-def kernel(src, dst):
-    items = coop.ThreadData(4, dtype=np.int32)
-    coop.load(coop.this_block(), src, items)
-    {call}  # unsupported here
-    coop.store(coop.this_block(), dst, r)
-""")
-    types = types_for("numba-cuda")
-    with pytest.raises(error, match=words) as info:
-        compile_for("numba-cuda", module.kernel, (types.int32[::1], types.int32[::1]), block=128)
-    assert "numba-cuda-mlir" in str(info.value)
-    assert "# unsupported here" in str(info.value)
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)

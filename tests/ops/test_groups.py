@@ -16,7 +16,7 @@ import cuda.coop as coop
 
 from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for, types_for
 from ..kernelgen import module_from_source
-from .cubin_checks import assert_inlined, compile_cubin, numba_types
+from .cubin_checks import assert_inlined, numba_types
 from .test_load_store_errors import compile_body
 
 QUERIES = [  # (expression, NumPy value from (linear tid, block index, threads, blocks))
@@ -118,16 +118,8 @@ def kernel(out, src, sums):
 """
 
 
-def queries_for(compiler="numba-cuda-mlir"):
-    """The queries a backend answers: classic numba-cuda has no thread-block cluster groups."""
-    if compiler == "numba-cuda-mlir":
-        return QUERIES
-    return [(expr, fn) for expr, fn in QUERIES if "cluster" not in expr]
-
-
 def groups_kernel(compiler="numba-cuda-mlir"):
-    queries = queries_for(compiler)
-    lines = "".join(f"    out[{row}, gtid] = {expr}\n" for row, (expr, _) in enumerate(queries))
+    lines = "".join(f"    out[{row}, gtid] = {expr}\n" for row, (expr, _) in enumerate(QUERIES))
     if compiler == "numba-cuda-mlir":
         return module_from_source(_SOURCE.format(queries=lines)).kernel
     return kernel_for(compiler, _SOURCE.format(queries=lines)).kernel
@@ -140,26 +132,17 @@ def test_group_queries_and_group_reductions_compile_inlined(compiler):
     kb = compile_for(compiler, groups_kernel(compiler), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(9, 0),
                      block=224)
     assert_inlined(kb, (9, 0))
+    assert "%cluster_ctarank" in kb.ptx and "%cluster_nctarank" in kb.ptx
 
 
 @pytest.mark.compile
-def test_classic_refuses_cluster_queries_by_name():
-    info, module = None, kernel_for("numba-cuda", """
-@cuda.jit
-def kernel(out):
-    out[0] = coop.this_thread().rank('cluster')  # a cluster query
-""")
-    T = types_for("numba-cuda")
-    with pytest.raises(coop.BackendFeatureUnsupportedError, match="cluster") as info:
-        compile_for("numba-cuda", module.kernel, (T.int64[::1],), cc=(9, 0), block=128)
-    assert "# a cluster query" in str(info.value)
-
-
-@pytest.mark.compile
-def test_cluster_level_queries_compile_below_hopper():
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_cluster_level_queries_compile_below_hopper(compiler):
     # Below 9.0 there are no clusters: the cluster registers become the block's (%ctaid).
-    T = numba_types()
-    compile_cubin(groups_kernel(), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(8, 0), block=224)
+    T = types_for(compiler)
+    kb = compile_for(compiler, groups_kernel(compiler), (T.int64[:, ::1], T.int32[::1], T.int32[:, ::1]), cc=(8, 0),
+                     block=224)
+    assert "%cluster" not in kb.ptx and "%nclusterid" not in kb.ptx, "a cluster register in sm_80 code"
 
 
 @pytest.mark.compile
@@ -261,7 +244,7 @@ def test_groups_on_the_host():
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_group_queries_and_reductions_on_the_device(compiler):
     gpu_for(compiler)
-    queries = queries_for(compiler)
+    queries = QUERIES
     threads, blocks = 224, 3  # 7 warps: group_by(2) and group_by(3) leave a partial last group
     n = threads * blocks
     out = np.full((len(queries), n), -1, np.int64)

@@ -140,9 +140,9 @@ def find_nvdisasm() -> str | None:
     return shutil.which("nvdisasm")
 
 
-def dims3(value, name="block"):
+def dims3(value, name="block", where="compile_cubin()"):
     """A launch dimension (an int or 1 to 3 ints; a grid's and a cluster's at least 1) as
-    (x, y, z); anything else raises a named error that says what ``compile_cubin`` takes."""
+    (x, y, z); anything else raises a named error that says what ``where`` takes."""
     import numbers
 
     from .._errors import InvalidArgumentTypeError, InvalidArgumentValueError
@@ -156,13 +156,13 @@ def dims3(value, name="block"):
         items = None
     if not items or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items):
         raise InvalidArgumentTypeError(
-            f"compile_cubin(): {name}={value!r} is not a launch dimension; pass an int or a tuple of "
+            f"{where}: {name}={value!r} is not a launch dimension; pass an int or a tuple of "
             f"1 to 3 ints, e.g. {example}")
     # A block of impossible extents (0, above 1024, ...) is the lowering's to refuse: it names the
     # cooperative call at the user's line, as a launch with that block would.
     if len(items) > 3 or (name != "block" and any(v < 1 for v in items)):
         raise InvalidArgumentValueError(
-            f"compile_cubin(): {name}={value!r} is not a launch dimension; pass 1 to 3 extents, each "
+            f"{where}: {name}={value!r} is not a launch dimension; pass 1 to 3 extents, each "
             f"at least 1, e.g. {example}")
     items = tuple(int(v) for v in items)
     return items + (1,) * (3 - len(items))

@@ -12,7 +12,8 @@ import numpy as np
 from .._errors import InvalidArgumentTypeError, InvalidArgumentValueError, InvalidGroupError
 from ..core import spec
 
-__all__ = ["ORDER", "level_of", "dtype_of", "device", "part", "sync_impl", "member_impl", "value_of"]
+__all__ = ["ORDER", "level_of", "dtype_of", "device", "part", "sync_impl", "member_impl", "value_of",
+           "CLUSTER_PTX", "CLUSTER_MIN_CC", "reaches_cluster", "cluster_query", "cluster_own_level", "cluster_sync"]
 
 ORDER = ("thread", "warp", "block", "cluster", "grid")  # finer to coarser
 
@@ -185,3 +186,74 @@ def member_impl(C, group):
 def value_of(C, method, group, level):
     make = _rank_impl if method == "rank" else _count_impl
     return device(C, (method, group.kind, group.width, group.exhaustive, level), make(C, group, level))
+
+
+# ---- thread-block clusters ---------------------------------------------------------------
+# The cluster values are hardware registers, read by inline PTX.  Each backend makes one
+# stub per CLUSTER_PTX entry (``registers``: name -> stub), typed as a call of no arguments
+# and lowered in the kernel itself, whose target decides between the cluster registers and
+# the one-block fallback: a device function, compiled once, would keep the first target's PTX.
+
+CLUSTER_MIN_CC = (9, 0)
+
+# x-major linear index of a 3-D register pair: z * (ny * nx) + y * nx + x
+_LINEAR_PTX = ("{{\n\t.reg .u32 %cx, %cy, %cz, %nx, %ny;\n\tmov.u32 %cx, %{i}.x;\n\tmov.u32 %cy, %{i}.y;\n\t"
+               "mov.u32 %cz, %{i}.z;\n\tmov.u32 %nx, %{n}.x;\n\tmov.u32 %ny, %{n}.y;\n\t"
+               "mad.lo.u32 %cz, %cz, %ny, %cy;\n\tmad.lo.u32 $0, %cz, %nx, %cx;\n\t}}")
+_PRODUCT_PTX = ("{{\n\t.reg .u32 %nx, %ny, %nz;\n\tmov.u32 %nx, %{n}.x;\n\tmov.u32 %ny, %{n}.y;\n\t"
+                "mov.u32 %nz, %{n}.z;\n\tmul.lo.u32 %nx, %nx, %ny;\n\tmul.lo.u32 $0, %nx, %nz;\n\t}}")
+
+# name -> (PTX on CC >= 9.0, what it is below: a value, ("u32", PTX of a value), or a barrier's PTX)
+CLUSTER_PTX = {
+    # %cluster_ctarank: the calling block's linear (x-major) rank in its cluster
+    "block_rank": ("mov.u32 $0, %cluster_ctarank;", 0),
+    # %cluster_nctarank: blocks in the calling block's cluster
+    "block_count": ("mov.u32 $0, %cluster_nctarank;", 1),
+    # the linear index of the calling block's cluster in the grid, and the clusters of the
+    # grid; below 9.0 every block is its own cluster: the block index and the block count
+    "index": (_LINEAR_PTX.format(i="clusterid", n="nclusterid"), ("u32", _LINEAR_PTX.format(i="ctaid", n="nctaid"))),
+    "total": (_PRODUCT_PTX.format(n="nclusterid"), ("u32", _PRODUCT_PTX.format(n="nctaid"))),
+    # every thread of every block of the cluster arrives (release), then waits (acquire);
+    # ``.aligned``: every thread of each warp executes the same barrier
+    "sync": ("barrier.cluster.arrive;\n\tbarrier.cluster.wait;", "barrier.sync 0;"),
+    "sync_aligned": ("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;", "bar.sync 0;"),
+}
+
+
+def reaches_cluster(kind: str, level: str) -> bool:
+    """A query between the cluster and a finer level, or between the cluster and the grid."""
+    return "cluster" in (kind, level) and kind != level
+
+
+def _cluster_terms(C, registers, method: str, kind: str, level: str):
+    """``(register, scale, offset)`` with the value ``register() * scale() + offset()``;
+    ``scale``/``offset`` are plain device functions."""
+    fine, coarse = sorted((kind, level), key=ORDER.index)
+    one, zero = device(C, ("one",), lambda: 1), device(C, ("zero",), lambda: 0)
+    tid, threads = part(C, "tid"), part(C, "threads")
+    if (fine, coarse) == ("cluster", "grid"):
+        return registers["index" if method == "rank" else "total"], one, zero
+    scale = {"thread": threads, "warp": device(C, ("warps",), lambda: (threads() + 31) // 32), "block": one}[fine]
+    if method == "count":
+        return registers["block_count"], scale, zero
+    offset = {"thread": tid, "warp": device(C, ("warp_rank",), lambda: tid() // 32), "block": zero}[fine]
+    return registers["block_rank"], scale, offset
+
+
+def cluster_query(C, registers, method: str, kind: str, level: str, ty=None):
+    """The implementation of a query that ``reaches_cluster``, for an inlined overload."""
+    register, scale, offset = _cluster_terms(C, registers, method, kind, level)
+    if ty is None:
+        return lambda group, level=None: register() * scale() + offset()
+    return lambda group, dtype, level=None: ty(register() * scale() + offset())
+
+
+def cluster_own_level(C, method: str):
+    """rank() (0) or count() (1) of a cluster at its own level, as a device function."""
+    return device(C, (method, "same"), (lambda: 0) if method == "rank" else (lambda: 1))
+
+
+def cluster_sync(registers, method: str):
+    """The implementation of ``this_cluster().sync()`` / ``.sync_aligned()``."""
+    barrier = registers[method]
+    return lambda group: barrier()

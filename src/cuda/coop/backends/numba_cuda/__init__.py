@@ -36,7 +36,8 @@ class NumbaCudaBackend:
             C.infer_getattr(template)
         lowering.install()
         group_methods.install()
-        C.install_dynamic_scratch_launch()
+        C.install_coop_launches()
+        C.install_uncached_coop_kernels()
         C.install_post_lower_hook(scratch.finish_function)
         types = self._function_types
 

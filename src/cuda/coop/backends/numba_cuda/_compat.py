@@ -126,9 +126,11 @@ def _force_literal_arg_class():
 
 ForceLiteralArg = _force_literal_arg_class()
 from numba.cuda.core.imputils import lower_builtin, lower_getattr  # noqa: E402
-from numba.cuda.extending import overload_method  # noqa: E402
+from numba.cuda.extending import intrinsic, overload_method  # noqa: E402
 from numba.cuda.datamodel.models import ArrayModel, OpaqueModel  # noqa: E402
-from numba.cuda.dispatcher import CUDADispatcher, _Kernel  # noqa: E402
+from numba.cuda.dispatcher import (  # noqa: E402
+    CUDADispatcher, _Kernel, _LaunchConfiguration, normalize_kernel_dimensions,
+)
 from numba.cuda.models import register_model  # noqa: E402
 from numba.cuda.np.numpy_support import as_dtype, from_dtype  # noqa: E402
 from numba.cuda.typing.templates import (  # noqa: E402
@@ -140,7 +142,7 @@ LTOIR = cuda.LTOIR
 
 __all__ = [
     "AbstractTemplate", "ArrayModel", "CUDADispatcher", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
-    "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "ir", "llvm_ir", "lower_builtin",
+    "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "intrinsic", "ir", "llvm_ir", "lower_builtin",
     "lower_getattr", "overload_method", "register_model", "register_rewrite", "Rewrite", "run_frontend", "signature",
     "typeof", "typeof_impl", "types",
 ]
@@ -231,19 +233,30 @@ def _forced_device(cc):
 
 
 @contextmanager
-def forced_launch(block, grid=(1, 1, 1), cc=None):
+def forced_launch(block, grid=(1, 1, 1), cc=None, cluster=None):
     """The launch shape (and target) that ``compile_cubin`` compiles for: there is no launch
     to read them from.  ``block=None``: no launch facts at all."""
     previous = getattr(_forced, "value", None)
-    _forced.value = {"block": None if block is None else tuple(block), "grid": tuple(grid), "cc": cc}
+    _forced.value = {"block": None if block is None else tuple(block), "grid": tuple(grid), "cc": cc,
+                     "cluster": None if cluster is None else tuple(cluster)}
     try:
         yield
     finally:
         _forced.value = previous
 
 
+def target_cc() -> tuple:
+    """The compute capability being compiled for: ``compile_cubin``'s, else the current
+    device's (a launch compiles for it).  Does not make the kernel launch-config sensitive."""
+    forced = getattr(_forced, "value", None)
+    if forced is not None and forced.get("cc"):
+        return tuple(forced["cc"])
+    return tuple(cuda.get_current_device().compute_capability)
+
+
 def launch_config():
-    """``{"block": (x, y, z), "grid": (x, y, z)}`` of the compile in progress, or None.
+    """``{"block", "grid", "cluster"}`` (3-tuples; cluster None without one) of the compile
+    in progress, or None.
 
     A launch-triggered compile (``kernel[grid, block](...)``) exposes its configuration;
     reading it marks the kernel launch-configuration sensitive, so numba-cuda compiles
@@ -258,7 +271,8 @@ def launch_config():
     dispatcher = getattr(config, "dispatcher", None)
     if dispatcher is not None:
         dispatcher.mark_launch_config_sensitive()
-    return {"block": tuple(config.blockdim), "grid": tuple(config.griddim)}
+    return {"block": tuple(config.blockdim), "grid": tuple(config.griddim),
+            "cluster": getattr(config, "cluster", None)}
 
 
 def install_literal_argument_retry():
@@ -362,34 +376,157 @@ def function_location(lower) -> tuple:
     return filename, line, getattr(lower.fndesc, "qualname", None)
 
 
-def install_dynamic_scratch_launch():
-    """Make each launch of a kernel with dynamic cooperative scratch reserve it.
+def install_uncached_coop_kernels():
+    """``@cuda.jit(cache=True)`` never writes a kernel that links cuda-coop providers.
 
-    numba-cuda 0.30 reads a launch's ``sharedmem`` before any launch callback runs and
-    never raises a kernel's dynamic shared memory limit (48 KiB without it).  A kernel
-    whose compile left bytes in ``DYNAMIC_SCRATCH_BYTES`` gets a ``launch`` of its own
-    that asks for at least those bytes and, on a device's first launch above 48 KiB,
-    raises the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize.  Kernels without
-    such scratch are untouched.
+    numba-cuda 0.30 cannot pickle a code library with link items (a RuntimeError at the
+    kernel's first launch), and a cached cooperative kernel could outlive a cuda-coop or
+    CCCL change.  As on numba-cuda-mlir, whose cache never holds them, such kernels compile
+    in each process (the provider cache, keyed by CCCL's identity, keeps that fast); the
+    kernel's other overloads, and other kernels, are cached as before.
+    """
+    from numba.cuda.dispatcher import CUDACacheImpl
+
+    original = CUDACacheImpl.check_cachable
+    if getattr(original, "_coop_uncached", False):
+        return
+
+    def check_cachable(self, cres):
+        library = getattr(cres, "_codelibrary", None)
+        if any(str(getattr(item, "name", "")).startswith(COOP_LINK_PREFIX)
+               for item in getattr(library, "_linking_files", ())):
+            return False
+        return original(self, cres)
+
+    check_cachable._coop_uncached = True
+    CUDACacheImpl.check_cachable = check_cachable
+
+
+# The name of every LTO-IR link item the lowering adds starts with this.
+COOP_LINK_PREFIX = "cuda_coop_"
+
+# The cluster shape of the launch in progress on this thread (None: no cluster).
+_cluster_launch = threading.local()
+CLUSTER_LAUNCH = "kernel[grid, block, stream, sharedmem, cluster]"
+
+
+def install_coop_launches():
+    """Launches that numba-cuda 0.30 cannot make: above 48 KiB of dynamic scratch, and in
+    thread-block clusters.
+
+    - Dynamic scratch.  numba-cuda reads a launch's ``sharedmem`` before any launch callback
+      runs and never raises a kernel's dynamic shared memory limit (48 KiB without it).  A
+      kernel whose compile left bytes in ``DYNAMIC_SCRATCH_BYTES`` gets a ``launch`` of its
+      own that asks for at least those bytes and, on a device's first launch above 48 KiB,
+      raises the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize.
+    - Clusters.  ``kernel[grid, block, stream, sharedmem, cluster]`` (and
+      ``configure(..., cluster=)``) makes a launch configuration that carries the cluster
+      shape; it is part of the launch-configuration key, so a kernel that reads its launch
+      (every cooperative call does) is compiled per cluster shape, and its launch goes
+      through cuda.core's ``LaunchConfig(cluster=...)``, which numba-cuda's never sets.
+
+    Kernels without such scratch, launched without a cluster, are untouched.
     """
     original_init = _Kernel.__init__
-    if getattr(original_init, "_coop_dynamic_scratch", False):
+    if getattr(original_init, "_coop_launch", False):
         return
 
     def __init__(self, *args, **kws):
         original_init(self, *args, **kws)
         scratch = DYNAMIC_SCRATCH_BYTES.get(self.fndesc.llvm_func_name, 0)
         if scratch:
-            self.launch = functools.partial(_launch_reserving, self, scratch)
+            self._coop_scratch = scratch
+            self.launch = functools.partial(_coop_launch, self)
 
-    __init__._coop_dynamic_scratch = True
+    __init__._coop_launch = True
     _Kernel.__init__ = __init__
 
+    original_key = CUDADispatcher._launch_config_key
 
-def _launch_reserving(kernel, scratch, args, griddim, blockdim, stream=0, sharedmem=0):
+    def _launch_config_key(launch_config):
+        key = original_key(launch_config)
+        cluster = getattr(launch_config, "cluster", None)
+        return key if cluster is None else (*key, ("cluster", cluster))
+
+    CUDADispatcher._launch_config_key = staticmethod(_launch_config_key)
+
+    original_configure = CUDADispatcher.configure
+    original_getitem = CUDADispatcher.__getitem__
+
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0, cluster=None):
+        if cluster is None:
+            return original_configure(self, griddim, blockdim, stream, sharedmem)
+        return _cluster_configuration(self, griddim, blockdim, stream, sharedmem, cluster)
+
+    def __getitem__(self, args):
+        if isinstance(args, tuple) and len(args) == 5:
+            return self.configure(*args)
+        return original_getitem(self, args)
+
+    CUDADispatcher.configure = configure
+    CUDADispatcher.__getitem__ = __getitem__
+
+
+class _ClusterLaunchConfiguration(_LaunchConfiguration):
+    """numba-cuda's launch configuration with a cluster shape (``cluster``, a 3-tuple)."""
+
+    def __call__(self, *args):
+        _cluster_launch.value = self.cluster
+        try:
+            return self.dispatcher.call(args, self)
+        finally:
+            _cluster_launch.value = None
+
+
+def _cluster_configuration(dispatcher, griddim, blockdim, stream, sharedmem, cluster):
+    from .._binary import dims3
+
+    key = (griddim, blockdim, stream, sharedmem, cluster)
+    memo = dispatcher.__dict__.setdefault("_coop_cluster_configs", {})
+    try:
+        config = memo.get(key)
+    except TypeError:  # an unhashable argument: no memo
+        key, config = None, None
+    if config is not None:
+        return config
+    cluster = dims3(cluster, "cluster", where=CLUSTER_LAUNCH)
+    griddim, blockdim = normalize_kernel_dimensions(griddim, blockdim)
+    if any(g % c for g, c in zip(griddim, cluster)):
+        from ..._errors import UnsupportedClusterShapeError
+
+        raise UnsupportedClusterShapeError(
+            f"{CLUSTER_LAUNCH}: the grid {tuple(griddim)} is not a whole number of clusters {cluster} in every "
+            "dimension, so the driver would refuse the launch; make each grid dimension a multiple of the "
+            "cluster's")
+    config = _ClusterLaunchConfiguration(dispatcher, griddim, blockdim, stream, sharedmem)
+    config.cluster = cluster
+    config.pre_launch_callbacks.append(_through_coop_launch)
+    if key is not None:
+        memo[key] = config
+    return config
+
+
+def _through_coop_launch(kernel, launch_config):
+    """A launch callback: the kernel launches through ``_coop_launch`` from now on."""
+    if "launch" not in kernel.__dict__:
+        kernel.launch = functools.partial(_coop_launch, kernel)
+
+
+def _coop_launch(kernel, args, griddim, blockdim, stream=0, sharedmem=0):
+    scratch = kernel.__dict__.get("_coop_scratch", 0)
+    cluster = getattr(_cluster_launch, "value", None)
+    dynamic = int(sharedmem or 0)
+    if scratch:
+        dynamic = max(dynamic, scratch)
+        _reserve_dynamic_shared(kernel, dynamic, scratch)
+    if cluster is None:
+        return _Kernel.launch(kernel, args, griddim, blockdim, stream, dynamic)
+    return _launch_in_clusters(kernel, cluster, args, griddim, blockdim, stream, dynamic)
+
+
+def _reserve_dynamic_shared(kernel, dynamic, scratch):
     from ...core.storage import STATIC_SHARED_LIMIT, launch_limit_error
 
-    dynamic = max(int(sharedmem), scratch)
     cufunc = kernel._codelibrary.get_cufunc()
     raised = kernel.__dict__.setdefault("_coop_dynamic_limit", {})
     if raised.get(id(cufunc), 0) < dynamic:
@@ -402,7 +539,32 @@ def _launch_reserving(kernel, scratch, args, griddim, blockdim, stream=0, shared
             attr = _driver.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _driver.driver.cuKernelSetAttribute(attr, dynamic, cufunc.handle, device.id)
         raised[id(cufunc)] = dynamic
-    return _Kernel.launch(kernel, args, griddim, blockdim, stream, dynamic)
+
+
+def _launch_in_clusters(kernel, cluster, args, griddim, blockdim, stream, sharedmem):
+    """numba-cuda 0.30's ``_Kernel.launch`` with a cluster shape in cuda.core's LaunchConfig."""
+    from cuda.core import LaunchConfig, launch
+    from numba.cuda._compat import CUDA_CORE_GE_1_0
+
+    from ..._errors import BackendFeatureUnsupportedError
+
+    if kernel.debug:
+        raise BackendFeatureUnsupportedError(
+            f"{CLUSTER_LAUNCH} of {kernel.py_func.__name__}: a cluster launch of a debug=True kernel is not "
+            "supported by the classic numba-cuda backend (numba-cuda's exception reporting launches without "
+            "clusters); compile it without debug=True, or with numba-cuda-mlir")
+    cufunc = kernel._codelibrary.get_cufunc()
+    retr, kernelargs = [], []
+    for t, v in zip(kernel.argument_types, args):
+        kernel._prepare_args(t, v, stream, retr, kernelargs)
+    cooperative = {"is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch": kernel.cooperative}
+    # numba-cuda's grid counts blocks; cuda.core's counts clusters when a cluster is given
+    # (since cuda.core 0.4; cuda-coop requires 1.0).  The configuration checked that it divides.
+    clusters = tuple(g // c for g, c in zip(griddim, cluster))
+    config = LaunchConfig(grid=clusters, block=blockdim, shmem_size=sharedmem, cluster=cluster, **cooperative)
+    launch(stream, config, cufunc.kernel, *kernelargs)
+    for writeback in retr:
+        writeback()
 
 
 # ----------------------------------------------------------------------------------------
@@ -489,6 +651,18 @@ def dynamic_shared_size(builder):
     return builder.call(asm, [])
 
 
+def inline_ptx_u32(builder, ptx: str):
+    """The u32 value (as an i32) that ``ptx`` leaves in ``$0``; no side effects."""
+    asm = llvm_ir.InlineAsm(llvm_ir.FunctionType(llvm_ir.IntType(32), []), ptx, "=r", side_effect=False)
+    return builder.call(asm, [])
+
+
+def inline_ptx_barrier(builder, ptx: str) -> None:
+    """A barrier in inline PTX: a side effect that memory accesses do not cross."""
+    asm = llvm_ir.InlineAsm(llvm_ir.FunctionType(llvm_ir.VoidType(), []), ptx, "~{memory}", side_effect=True)
+    builder.call(asm, [])
+
+
 def trap_if(builder, condition) -> None:
     trap = cgutils.get_or_insert_function(builder.module, llvm_ir.FunctionType(llvm_ir.VoidType(), []),
                                           "llvm.trap")
@@ -565,7 +739,7 @@ def device_function_restype(pyfunc, argtypes, *, cc):
 # Compiling to cubin without a driver
 # ----------------------------------------------------------------------------------------
 
-def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, **options):
+def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **options):
     """``(cubin bytes, post-LTO PTX)`` of ``pyfunc`` for ``cc`` and ``block``; no GPU needed.
 
     numba-cuda's public ``compile_all`` returns the kernel's LTO-IR and its link items
@@ -575,7 +749,7 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, **options):
     """
     from cuda.core import Linker, LinkerOptions, ObjectCode
 
-    with forced_launch(block, grid, tuple(cc)), _forced_device(cc):
+    with forced_launch(block, grid, tuple(cc), cluster), _forced_device(cc):
         parts, _restype = cuda.compile_all(pyfunc, tuple(argtypes), device=False, abi="numba",
                                            output="ltoir", cc=tuple(cc), **options)
     objects = []

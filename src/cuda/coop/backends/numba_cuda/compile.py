@@ -39,18 +39,23 @@ def _argtype(value):
     return C.typeof(value)
 
 
-def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, **options) -> KernelBinary:
+def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=None, **options) -> KernelBinary:
     """Compile ``kernel`` (a numba-cuda ``@cuda.jit`` kernel or its function) for ``cc`` and ``block``.
 
     ``argtypes``: numba-cuda types, example values, or ints (literal values the kernel
     is specialized on, as a launch specializes on an ``items_per_thread`` argument).
     ``block=None`` compiles without launch facts: cooperative calls then raise
-    UnknownBlockDimensionError.  ``options`` go to ``numba.cuda.compile_all``.
+    UnknownBlockDimensionError.  ``cluster``: the thread-block cluster shape of the
+    launch (``kernel[grid, block, stream, sharedmem, cluster]``), which
+    ``coop.this_cluster()`` operations need; ``grid`` defaults to one cluster (one block
+    without ``cluster``).  ``options`` go to ``numba.cuda.compile_all``.
     """
     pyfunc = getattr(kernel, "py_func", kernel)
     block = None if block is None else _dims3(block, "block")
-    grid = _dims3(grid, "grid") if grid is not None else (1, 1, 1)
+    cluster = None if cluster is None else _dims3(cluster, "cluster")
+    grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))
     types_ = [_argtype(a) for a in argtypes]
-    cubin, ptx = C.compile_kernel_cubin(pyfunc, types_, cc=tuple(cc), block=block, grid=grid, **options)
+    cubin, ptx = C.compile_kernel_cubin(pyfunc, types_, cc=tuple(cc), block=block, grid=grid, cluster=cluster,
+                                        **options)
     return KernelBinary(cubin=cubin, cc=tuple(cc), block=block, name=getattr(pyfunc, "__name__", "kernel"),
                         _compile_result=ptx, _reader=_Reader)

@@ -3,8 +3,8 @@
 
 The device code is the numba-cuda-mlir backend's (``backends/_group_methods.py``, which
 documents the semantics), compiled by numba-cuda; the methods are inlined overloads on
-this backend's ``GroupType``.  Queries that reach the thread-block cluster level are
-refused by name: this backend has no cluster groups.
+this backend's ``GroupType``.  The cluster registers and barriers are intrinsics that
+emit the inline PTX of ``G.CLUSTER_PTX`` for the kernel's target.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from ..._errors import CoopError
 from .. import _group_methods as G
 from . import _compat as C
 from .types import GroupType, describe_type
-from .typing import unsupported
 
 __all__ = ["install"]
 
@@ -35,16 +34,37 @@ def _located(fn):
     return wrapper
 
 
-def _no_cluster(group, level, method):
-    if group.kind == "cluster" or level == "cluster":
-        raise unsupported(f"{group.descriptor().label}.{method}(level={level!r})",
-                          "query the block or the grid, or compile this kernel with numba-cuda-mlir")
+_CLUSTER_REGISTERS: dict = {}
+
+
+def _cluster_register(name, ptx, fallback):
+    """An intrinsic of no arguments: the register's value (int32), or the barrier."""
+    barrier = isinstance(fallback, str)
+
+    def typer(typingctx):
+        def codegen(context, builder, sig, args):
+            modern = C.target_cc() >= G.CLUSTER_MIN_CC
+            if barrier:
+                C.inline_ptx_barrier(builder, ptx if modern else fallback)
+                return context.get_dummy_value()
+            if modern or isinstance(fallback, tuple):
+                return C.inline_ptx_u32(builder, ptx if modern else fallback[1])
+            return context.get_constant(C.types.int32, fallback)
+
+        return C.signature(C.types.none if barrier else C.types.int32), codegen
+
+    typer.__name__ = typer.__qualname__ = f"_cluster_{name}"
+    return C.intrinsic(typer)
 
 
 def _query(method):
     def typer(group, lv, ty=None):
-        _no_cluster(group, lv, method)
-        value = G.value_of(C, method, group, lv)
+        if G.reaches_cluster(group.kind, lv):
+            return G.cluster_query(C, _CLUSTER_REGISTERS, method, group.kind, lv, ty)
+        if group.kind == "cluster":  # the cluster's own level
+            value = G.cluster_own_level(C, method)
+        else:
+            value = G.value_of(C, method, group, lv)
         if ty is None:
             return lambda group, level=None: value()
         return lambda group, dtype, level=None: ty(value())
@@ -54,6 +74,8 @@ def _query(method):
 
 def install():
     """Register the methods on GroupType (called once by ``activate``)."""
+    for name, (ptx, fallback) in G.CLUSTER_PTX.items():
+        _CLUSTER_REGISTERS[name] = _cluster_register(name, ptx, fallback)
 
     def overload(name):
         register = C.overload_method(GroupType, name, inline="always", prefer_literal=True)
@@ -91,7 +113,8 @@ def install():
 
     def _sync(method):
         def sync(group):
-            _no_cluster(group, None, method)
+            if group.kind == "cluster":
+                return G.cluster_sync(_CLUSTER_REGISTERS, method)
             barrier = G.device(C, ("sync", group.kind, group.width), G.sync_impl(C, group, method))
             return lambda group: barrier()
 

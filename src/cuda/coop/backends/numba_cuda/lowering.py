@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ... import _env
 from ..._diagnostics import raise_at
-from ..._errors import CoopError, TempStorageError, UnknownBlockDimensionError
+from ..._errors import ClusterLaunchRequiredError, CoopError, TempStorageError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ... import _groups
 from ...core import spec
@@ -31,7 +31,7 @@ from .._planning import flatten_results
 from . import _compat as C
 from .scratch import KernelScratch
 from .types import ThreadDataType, describe_type, numba_type_of_dtype
-from .typing import GROUP_BY_KEY, RESERVE_KEY, keyword_names, plan_call, reservation_of, unsupported
+from .typing import GROUP_BY_KEY, RESERVE_KEY, keyword_names, plan_call, reservation_of
 
 types = C.types
 ir = C.llvm_ir
@@ -60,9 +60,16 @@ def _launch(plan) -> spec.LaunchFacts:
     cc = config.get("cc") or _device_cc()
     grid = config.get("grid")
     grid = None if grid is None else tuple(grid) + (1,) * (3 - len(tuple(grid)))
-    if plan.group.kind == "cluster" and tuple(cc) >= CLUSTER_MIN_CC:
-        raise unsupported(f"{plan.call}: group={plan.group.label} (a thread-block cluster launch)")
-    return spec.LaunchFacts(block=block, cc=tuple(cc), grid=grid, cluster=None)
+    cluster = config.get("cluster")
+    cluster = None if cluster is None else tuple(cluster) + (1,) * (3 - len(tuple(cluster)))
+    if plan.group.kind == "cluster" and cluster is None and tuple(cc) >= CLUSTER_MIN_CC:
+        # Below 9.0 the call's own launch check names the target instead.
+        raise ClusterLaunchRequiredError(
+            f"{plan.call}: group={plan.group.label} needs a thread-block cluster launch, but this kernel's "
+            f"launch names no cluster shape; launch it as {C.CLUSTER_LAUNCH}, e.g. kernel[grid, block, 0, 0, "
+            "(2, 1, 1)] (grid a multiple of the cluster), or compile it with cuda.coop.numba_cuda.compile_cubin("
+            "kernel, argtypes, cc=(9, 0), block=..., cluster=(2, 1, 1))")
+    return spec.LaunchFacts(block=block, cc=tuple(cc), grid=grid, cluster=cluster)
 
 
 def _device_cc():
@@ -84,7 +91,7 @@ def _build(provider, cc):
     build = build_providers([provider], arch_for_cc(cc), prelude_headers=all_headers())
     item = _LTOIR_OBJECTS.get(build.key)
     if item is None:
-        item = C.LTOIR(build.ltoir, name=f"cuda_coop_{build.key[:16]}.ltoir")
+        item = C.LTOIR(build.ltoir, name=f"{C.COOP_LINK_PREFIX}{build.key[:16]}.ltoir")
         _LTOIR_OBJECTS[build.key] = item
     return build, item
 

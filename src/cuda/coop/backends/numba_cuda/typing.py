@@ -20,7 +20,7 @@ from ... import _groups
 from ..._diagnostics import raise_at
 from ..._dtypes import normalize_dtype
 from ..._errors import (
-    BackendFeatureUnsupportedError, CoopError, InvalidArgumentTypeError, NonConstantArgumentError,
+    CoopError, InvalidArgumentTypeError, NonConstantArgumentError,
     UnknownDtypeError,
 )
 from ..._payloads import TempStorage, ThreadData, check_alignment, check_items_per_thread, merge_alignas
@@ -35,16 +35,8 @@ from .types import GroupType, TempStorageType, ThreadDataType, describe_type, nu
 
 types = C.types
 
-__all__ = ["function_types", "plan_call", "keyword_names", "unsupported", "GROUP_BY_KEY", "RESERVE_KEY",
+__all__ = ["function_types", "plan_call", "keyword_names", "GROUP_BY_KEY", "RESERVE_KEY",
            "reservation_of"]
-
-_CLASSIC = "the classic numba-cuda backend"
-
-
-def unsupported(what: str, fix: str = "") -> BackendFeatureUnsupportedError:
-    return BackendFeatureUnsupportedError(
-        f"{what} is not supported by {_CLASSIC} yet (docs/choosing_a_compiler.rst lists what is); "
-        + (fix or "compile this kernel with numba-cuda-mlir (`from numba_cuda_mlir import cuda`)"))
 
 
 def located(fn):

@@ -62,9 +62,6 @@ from .types import GroupType, describe_type
 
 __all__ = ["install"]
 
-_ORDER = G.ORDER
-
-
 def _level(group, level, method):
     return G.level_of(C, group, level, method)
 
@@ -75,10 +72,6 @@ def _dtype(group, dtype, method):
 
 def _device(key, pyfunc):
     return G.device(C, key, pyfunc)
-
-
-def _part(name):
-    return G.part(C, name)
 
 
 def _sync_impl(group, method):
@@ -94,58 +87,17 @@ def _value(method, group, level):
 
 
 # ---- thread-block clusters ---------------------------------------------------------------
-# Stubs typed and lowered here (``_install_cluster_registers``).  A cluster method calls
-# them from its inlined overload, not from a ``_device`` function: they are lowered in
-# the kernel, whose target decides between the cluster registers and the one-block
-# fallback, where a device function compiled once would keep the first target's PTX.
-
-def _cluster_block_rank():
-    """%cluster_ctarank: the calling block's linear (x-major) rank in its cluster."""
-
-
-def _cluster_block_count():
-    """%cluster_nctarank: blocks in the calling block's cluster."""
-
-
-def _cluster_index():
-    """%clusterid: the linear (x-major) index of the calling block's cluster in the grid."""
-
-
-def _cluster_total():
-    """%nclusterid: clusters in the grid."""
-
-
-def _cluster_sync():
-    """Every thread of every block of the cluster arrives (release), then waits (acquire)."""
-
-
-def _cluster_sync_aligned():
-    """``_cluster_sync`` with ``.aligned``: every thread of each warp executes the same barrier."""
-
-
-# x-major linear index of a 3-D register pair: z * (ny * nx) + y * nx + x
-_LINEAR_PTX = ("{{\n\t.reg .u32 %cx, %cy, %cz, %nx, %ny;\n\tmov.u32 %cx, %{i}.x;\n\tmov.u32 %cy, %{i}.y;\n\t"
-               "mov.u32 %cz, %{i}.z;\n\tmov.u32 %nx, %{n}.x;\n\tmov.u32 %ny, %{n}.y;\n\t"
-               "mad.lo.u32 %cz, %cz, %ny, %cy;\n\tmad.lo.u32 $0, %cz, %nx, %cx;\n\t}}")
-_PRODUCT_PTX = ("{{\n\t.reg .u32 %nx, %ny, %nz;\n\tmov.u32 %nx, %{n}.x;\n\tmov.u32 %ny, %{n}.y;\n\t"
-                "mov.u32 %nz, %{n}.z;\n\tmul.lo.u32 %nx, %nx, %ny;\n\tmul.lo.u32 $0, %nx, %nz;\n\t}}")
-
-# stub -> (PTX on CC >= 9.0, what it is below: a value, PTX of a value, or a barrier's PTX)
-_CLUSTER_PTX = {
-    _cluster_block_rank: ("mov.u32 $0, %cluster_ctarank;", 0),
-    _cluster_block_count: ("mov.u32 $0, %cluster_nctarank;", 1),
-    # Below 9.0 every block is its own cluster: the cluster index is the block index.
-    _cluster_index: (_LINEAR_PTX.format(i="clusterid", n="nclusterid"), ("u32", _LINEAR_PTX.format(i="ctaid", n="nctaid"))),
-    _cluster_total: (_PRODUCT_PTX.format(n="nclusterid"), ("u32", _PRODUCT_PTX.format(n="nctaid"))),
-    _cluster_sync: ("barrier.cluster.arrive;\n\tbarrier.cluster.wait;", "barrier.sync 0;"),
-    _cluster_sync_aligned: ("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;", "bar.sync 0;"),
-}
-_CLUSTER_MIN_CC = (9, 0)
+# One stub per register of G.CLUSTER_PTX, typed and lowered here (see _group_methods.py).
+_CLUSTER_REGISTERS: dict = {}
 
 
 def _install_cluster_registers():
     types = C.types
-    for stub, (ptx, fallback) in _CLUSTER_PTX.items():
+    for name, (ptx, fallback) in G.CLUSTER_PTX.items():
+        def stub():
+            pass
+
+        stub.__name__ = stub.__qualname__ = f"_cluster_{name}"
         restype = types.none if isinstance(fallback, str) else types.int32
 
         class Template(C.AbstractTemplate):
@@ -158,7 +110,7 @@ def _install_cluster_registers():
         C.typing_registry.register_global(stub, types.Function(Template))
 
         def lower(lower, target, args, kws, ptx=ptx, fallback=fallback):
-            modern = C.target_compute_capability(lower) >= _CLUSTER_MIN_CC
+            modern = C.target_compute_capability(lower) >= G.CLUSTER_MIN_CC
             if isinstance(fallback, str):
                 C.inline_ptx_barrier(ptx if modern else fallback)
                 lower.store_var(target, None)
@@ -170,40 +122,7 @@ def _install_cluster_registers():
                 lower.store_var(target, C.i32_constant(fallback))
 
         C.lowering_registry.lower(stub)(lower)
-
-
-def _cluster_terms(method: str, kind: str, level: str):
-    """``(register, scale, offset)`` with the value ``register() * scale() + offset()`` for a
-    query that reaches the cluster level (the group or ``level`` is the cluster, the other
-    is finer) or the cluster-in-grid query; ``scale``/``offset`` are plain device functions."""
-    fine, coarse = sorted((kind, level), key=_ORDER.index)
-    one, zero = _device(("one",), lambda: 1), _device(("zero",), lambda: 0)
-    tid, threads = _part("tid"), _part("threads")
-    if (fine, coarse) == ("cluster", "grid"):
-        return (_cluster_index if method == "rank" else _cluster_total), one, zero
-    scale = {"thread": threads, "warp": _device(("warps",), lambda: (threads() + 31) // 32), "block": one}[fine]
-    if method == "count":
-        return _cluster_block_count, scale, zero
-    offset = {"thread": tid, "warp": _device(("warp_rank",), lambda: tid() // 32), "block": zero}[fine]
-    return _cluster_block_rank, scale, offset
-
-
-def _reaches_cluster(kind: str, level: str) -> bool:
-    return "cluster" in (kind, level) and kind != level
-
-
-def _cluster_query(method: str, kind: str, level: str, ty=None):
-    """A query through the cluster registers, written in the inlined overload (see above)."""
-    register, scale, offset = _cluster_terms(method, kind, level)
-    if ty is None:
-        return lambda group, level=None: register() * scale() + offset()
-    return lambda group, dtype, level=None: ty(register() * scale() + offset())
-
-
-def _cluster_sync_method(method: str):
-    if method == "sync":
-        return lambda group: _cluster_sync()
-    return lambda group: _cluster_sync_aligned()
+        _CLUSTER_REGISTERS[name] = stub
 
 
 def install():
@@ -218,10 +137,10 @@ def install():
 
     def query(method):
         def typer(group, lv, ty=None):
-            if _reaches_cluster(group.kind, lv):
-                return _cluster_query(method, group.kind, lv, ty)
+            if G.reaches_cluster(group.kind, lv):
+                return G.cluster_query(C, _CLUSTER_REGISTERS, method, group.kind, lv, ty)
             if group.kind == "cluster":  # the cluster's own level
-                value = _device((method, "same"), (lambda: 0) if method == "rank" else (lambda: 1))
+                value = G.cluster_own_level(C, method)
             else:
                 value = _value(method, group, lv)
             if ty is None:
@@ -265,13 +184,13 @@ def install():
     @overload("sync")
     def sync(group):
         if group.kind == "cluster":
-            return _cluster_sync_method("sync")
+            return G.cluster_sync(_CLUSTER_REGISTERS, "sync")
         barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync"))
         return lambda group: barrier()
 
     @overload("sync_aligned")
     def sync_aligned(group):
         if group.kind == "cluster":
-            return _cluster_sync_method("sync_aligned")
+            return G.cluster_sync(_CLUSTER_REGISTERS, "sync_aligned")
         barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync_aligned"))
         return lambda group: barrier()
