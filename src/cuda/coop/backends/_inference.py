@@ -20,11 +20,12 @@ The dtype of a ``ThreadData(n)`` without ``dtype`` comes from, in this order:
 
 from __future__ import annotations
 
+import types
 import weakref
 
 from .._kernel_api import KernelConstructMeta, KernelFunction
 
-__all__ = ["PayloadDtypeAnalysis", "NO_CONSTANT", "positions"]
+__all__ = ["PayloadDtypeAnalysis", "PlainFunctionOperands", "NO_CONSTANT", "positions"]
 
 NO_CONSTANT = object()
 _DEPTH = 8  # copy chains followed this deep
@@ -307,3 +308,49 @@ class PayloadDtypeAnalysis:
     def has_dtype(self, expr) -> bool:
         """Whether a ``ThreadData(...)`` call passes ``dtype`` (second positional or keyword)."""
         return len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)
+
+
+class PlainFunctionOperands:
+    """A plain Python function (or lambda) passed to an operation becomes a device function.
+
+    NVIDIA's examples pass operators such as ``def max_op(a, b)`` undecorated.  Numba
+    cannot type a plain function value ("Untyped global name"), so before typing the global
+    or closure value is swapped for its device dispatcher, made by ``device_jit`` (the
+    compiler's ``cuda.jit(device=True)``).  A function reached through an attribute
+    (``module.op``) cannot be swapped in place: the user is told to decorate it with
+    ``jit_name.jit(device=True)``.
+    """
+
+    def __init__(self, analysis: PayloadDtypeAnalysis, device_jit, jit_name: str):
+        self.analysis, self.device_jit, self.jit_name = analysis, device_jit, jit_name
+        # One dispatcher per plain function, so that its cache key stays the same.
+        self._dispatchers = weakref.WeakKeyDictionary()
+
+    def _global_node(self, func_ir, var, depth=0):
+        ir = self.analysis.ir
+        d = self.analysis.definition(func_ir, var)
+        if isinstance(d, ir.Var) and depth < _DEPTH:
+            return self._global_node(func_ir, d, depth + 1)
+        return d if isinstance(d, (ir.Global, ir.FreeVar)) else None
+
+    def swap(self, func_ir, expr, name, loc, fname) -> None:
+        from .._diagnostics import raise_at
+        from .._errors import NotADeviceFunctionError
+
+        for label, var in [(None, a) for a in expr.args] + list(expr.kws):
+            value = self.analysis.resolve_value(func_ir, var)
+            if not isinstance(value, types.FunctionType):
+                continue
+            node = self._global_node(func_ir, var)
+            if node is not None and node.value is value:
+                dispatcher = self._dispatchers.get(value)
+                if dispatcher is None:
+                    dispatcher = self._dispatchers[value] = self.device_jit(value)
+                node.value = dispatcher
+                continue
+            what = "a lambda" if value.__name__ == "<lambda>" else f"{value.__name__}, a plain Python function"
+            where = f"{label}=" if label else "an operand "
+            raise_at(NotADeviceFunctionError(
+                f"coop.{name}(): {where}{what} reached through an attribute, is not a device function; "
+                f"decorate it with @cuda.jit(device=True) ({self.jit_name}) or import it by name"
+            ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)

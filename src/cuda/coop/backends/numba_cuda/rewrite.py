@@ -16,8 +16,9 @@ allow.
 
 from __future__ import annotations
 
+from ..._kernel_api import KernelFunction
 from ..._payloads import ThreadData
-from .._inference import PayloadDtypeAnalysis
+from .._inference import PayloadDtypeAnalysis, PlainFunctionOperands
 from . import _compat as C
 
 __all__ = ["DTYPE_FROM"]
@@ -25,11 +26,15 @@ __all__ = ["DTYPE_FROM"]
 DTYPE_FROM = "_dtype_from"
 ir = C.ir
 _ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend)
+_PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: C.cuda.jit(device=True)(fn), "numba.cuda")
 
 
 @C.register_rewrite("before-inference")
 class InferPayloadDtypes(C.Rewrite):
-    """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``."""
+    """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``.
+
+    Plain Python operators passed to an operation become device functions here too.
+    """
 
     def match(self, func_ir, block, typemap, calltypes):
         self.func_ir, self.block, self.todo, self.prefix = func_ir, block, {}, {}
@@ -48,6 +53,10 @@ class InferPayloadDtypes(C.Rewrite):
                         self.prefix[id(inst)] = added
                 continue
             expr = inst.value
+            if isinstance(callee, KernelFunction):
+                fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
+                _PLAIN_FUNCTIONS.swap(func_ir, expr, callee.name, inst.loc, fname)
+                continue
             if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
                     or any(k == DTYPE_FROM for k, _ in expr.kws)):
                 continue

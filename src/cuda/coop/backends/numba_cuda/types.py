@@ -20,7 +20,7 @@ def numba_type_of_dtype(dt: np.dtype):
 
 _made = _types.build(__name__, types=types, array_model=ArrayModel, opaque_model=OpaqueModel, as_dtype=as_dtype,
                      register_model=register_model, numba_type_of_dtype=numba_type_of_dtype,
-                     bfloat16_name="bfloat16")
+                     bfloat16_name=str(types.bfloat16))  # "__nv_bfloat16"
 GroupType = _made.GroupType
 ThreadDataType = _made.ThreadDataType
 TempStorageType = _made.TempStorageType

@@ -34,20 +34,17 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
-import weakref
-import types
 from dataclasses import dataclass
 
 from ..._diagnostics import raise_at
 from ..._errors import (
     CoopError,
     InvalidArgumentTypeError,
-    NotADeviceFunctionError,
     TempStorageError,
 )
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
-from .._inference import NO_CONSTANT, PayloadDtypeAnalysis, is_coop_callee, positions
+from .._inference import NO_CONSTANT, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee, positions
 from ._compat import Rewrite, cuda, ir, register_rewrite, run_frontend
 
 __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
@@ -82,50 +79,8 @@ _counter = itertools.count(1)
 _lock = threading.Lock()
 
 
-_DEVICE_FUNCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _device_function(fn):
-    """One device dispatcher per plain function, so that its cache key stays the same."""
-    dispatcher = _DEVICE_FUNCTIONS.get(fn)
-    if dispatcher is None:
-        from . import _compat as C
-
-        dispatcher = _DEVICE_FUNCTIONS[fn] = C.cuda.jit(device=True)(fn)
-    return dispatcher
-
-
-def _global_node(func_ir, var, depth=0):
-    d = _definition(func_ir, var)
-    if isinstance(d, ir.Var) and depth < 8:
-        return _global_node(func_ir, d, depth + 1)
-    return d if isinstance(d, (ir.Global, ir.FreeVar)) else None
-
-
-def _compile_plain_functions(func_ir, expr, name, loc, fname):
-    """A plain Python function (or lambda) passed to an operation becomes a device function.
-
-    NVIDIA's examples pass operators such as ``def max_op(a, b)`` undecorated.  Numba
-    cannot type a plain function value ("Untyped global name"), so the global or closure
-    value is swapped for its ``@cuda.jit(device=True)`` dispatcher before typing.  A
-    function reached through an attribute (``module.op``) cannot be swapped in place:
-    the user is told to decorate it.
-    """
-    operands = [(None, a) for a in expr.args] + list(expr.kws)
-    for label, var in operands:
-        value = _resolve_value(func_ir, var)
-        if not isinstance(value, types.FunctionType):
-            continue
-        node = _global_node(func_ir, var)
-        if node is not None and node.value is value:
-            node.value = _device_function(value)
-            continue
-        what = "a lambda" if value.__name__ == "<lambda>" else f"{value.__name__}, a plain Python function"
-        where = f"{label}=" if label else "an operand "
-        raise_at(NotADeviceFunctionError(
-            f"coop.{name}(): {where}{what} reached through an attribute, is not a device function; "
-            "decorate it with @cuda.jit(device=True) (numba_cuda_mlir.cuda) or import it by name"
-        ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+# Plain Python operators become device functions of this compiler (backends/_inference.py).
+_PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: cuda.jit(device=True)(fn), "numba_cuda_mlir.cuda")
 
 
 def _reject_host_constructs(func_ir, expr, name, loc, fname):
@@ -278,7 +233,7 @@ class TagCoopCallSites(Rewrite):
                             expr.kws = list(expr.kws) + [("_dtype_from", source)]
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
                 if isinstance(callee, KernelFunction):
-                    _compile_plain_functions(func_ir, expr, name, inst.loc, fname)
+                    _PLAIN_FUNCTIONS.swap(func_ir, expr, name, inst.loc, fname)
                     _reject_host_constructs(func_ir, expr, name, inst.loc, fname)
                     _reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
                 elif callee is TempStorage:
