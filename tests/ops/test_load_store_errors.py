@@ -16,6 +16,7 @@ import pytest
 
 import cuda.coop as coop
 
+from .. import kernelgen
 from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
 
 pytestmark = pytest.mark.compile
@@ -25,7 +26,7 @@ _MLIR_ONLY = {
     "test_dtype_cannot_be_inferred": "classic numba-cuda needs dtype= (test_backends_compile checks its error)",
     "test_backend_not_registered": "numba-cuda-mlir's registration, in a subprocess",
 }
-_compiler = {"name": "numba-cuda-mlir"}
+_compiler = {"name": None}  # None: kernelgen.DEFAULT_COMPILER
 
 
 @pytest.fixture(autouse=True, params=COMPILERS)
@@ -37,17 +38,18 @@ def compiler(request):
     types_for(name)  # skips when that compiler is not installed
     _compiler["name"] = name
     yield name
-    # The other error suites import compile_body: they compile with numba-cuda-mlir.
-    _compiler["name"] = "numba-cuda-mlir"
+    # The other error suites import compile_body: they compile with the suite's default
+    # compiler (numba-cuda-mlir; classic numba-cuda in scripts/suite_on_classic.py's copy).
+    _compiler["name"] = None
 
 
 def _types():
-    return types_for(_compiler["name"])
+    return types_for(_compiler["name"] or kernelgen.DEFAULT_COMPILER)
 
 
 def compile_body(body: str, argtypes=None, block=128, params="src, dst, n"):
     """Compile a kernel whose body is ``body`` with the test's compiler; return the exception."""
-    name = _compiler["name"]
+    name = _compiler["name"] or kernelgen.DEFAULT_COMPILER
     types = _types()
     body = textwrap.dedent(body)
     if name == "numba-cuda":  # classic numba-cuda does not infer a payload's dtype
