@@ -25,7 +25,7 @@ import weakref
 
 from .._kernel_api import KernelConstructMeta, KernelFunction
 
-__all__ = ["PayloadDtypeAnalysis", "PlainFunctionOperands", "NO_CONSTANT", "positions"]
+__all__ = ["PayloadDtypeAnalysis", "PlainFunctionOperands", "HostPayloadOperands", "NO_CONSTANT", "positions"]
 
 NO_CONSTANT = object()
 _DEPTH = 8  # copy chains followed this deep
@@ -354,3 +354,51 @@ class PlainFunctionOperands:
                 f"coop.{name}(): {where}{what} reached through an attribute, is not a device function; "
                 f"decorate it with @cuda.jit(device=True) ({self.jit_name}) or import it by name"
             ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+
+class HostPayloadOperands:
+    """A ``ThreadData``/``TempStorage`` made outside the kernel (a module global or closure
+    value) passed to an operation, or reserved from: numba cannot type it ("Untyped global
+    name"), so the rewrite says where to construct it instead, at the call's line."""
+
+    def __init__(self, analysis: PayloadDtypeAnalysis):
+        self.analysis = analysis
+
+    def reject_operands(self, func_ir, expr, name, loc, fname) -> None:
+        from .._diagnostics import raise_at
+        from .._errors import InvalidArgumentTypeError, TempStorageError
+        from .._payloads import TempStorage, ThreadData
+
+        a, ir = self.analysis, self.analysis.ir
+        for label, var in [(None, v) for v in expr.args] + list(expr.kws):
+            d = a.definition(func_ir, a.root(func_ir, var))
+            value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
+            if not isinstance(value, (TempStorage, ThreadData)):
+                continue
+            kind = type(value).__name__
+            where = f"{label}={d.name}" if label else f"operand {d.name}"
+            exc_type = TempStorageError if kind == "TempStorage" else InvalidArgumentTypeError
+            raise_at(exc_type(
+                f"coop.{name}(): {where} is a coop.{kind} created outside the kernel (a module global or "
+                f"closure value); a {kind} belongs to one kernel launch, so construct it inside the "
+                f"kernel: {d.name.lower()} = coop.{kind}(...)"
+            ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+    def reject_reservation(self, func_ir, inst) -> None:
+        """``G.reserve(...)`` where ``G`` is such a ``TempStorage``."""
+        from .._diagnostics import raise_at
+        from .._errors import TempStorageError
+
+        a, ir = self.analysis, self.analysis.ir
+        fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
+        d = a.definition(func_ir, inst.value.func)
+        is_attr = isinstance(d, ir.Expr) and d.op == "getattr"
+        name = d.value.name if is_attr else "storage"
+        root = a.definition(func_ir, a.root(func_ir, d.value)) if is_attr else None
+        if isinstance(root, (ir.Global, ir.FreeVar)):
+            name = root.name
+        raise_at(TempStorageError(
+            f"TempStorage.reserve(): {name} is a coop.TempStorage created outside the kernel (a module global "
+            "or closure value); a reservation is shared memory of one kernel launch, so construct the "
+            f"storage inside the kernel: {name.lower()} = coop.TempStorage(...)"
+        ), getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)

@@ -17,8 +17,8 @@ allow.
 from __future__ import annotations
 
 from ..._kernel_api import KernelFunction
-from ..._payloads import ThreadData
-from .._inference import PayloadDtypeAnalysis, PlainFunctionOperands
+from ..._payloads import TempStorage, ThreadData
+from .._inference import HostPayloadOperands, PayloadDtypeAnalysis, PlainFunctionOperands
 from . import _compat as C
 
 __all__ = ["DTYPE_FROM"]
@@ -27,13 +27,15 @@ DTYPE_FROM = "_dtype_from"
 ir = C.ir
 _ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend)
 _PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: C.cuda.jit(device=True)(fn), "numba.cuda")
+_HOST_VALUES = HostPayloadOperands(_ANALYSIS)
 
 
 @C.register_rewrite("before-inference")
 class InferPayloadDtypes(C.Rewrite):
     """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``.
 
-    Plain Python operators passed to an operation become device functions here too.
+    Plain Python operators passed to an operation become device functions here too, and a
+    ThreadData/TempStorage made outside the kernel is a named error.
     """
 
     def match(self, func_ir, block, typemap, calltypes):
@@ -56,7 +58,10 @@ class InferPayloadDtypes(C.Rewrite):
             if isinstance(callee, KernelFunction):
                 fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
                 _PLAIN_FUNCTIONS.swap(func_ir, expr, callee.name, inst.loc, fname)
+                _HOST_VALUES.reject_operands(func_ir, expr, callee.name, inst.loc, fname)
                 continue
+            if isinstance(getattr(callee, "__self__", None), TempStorage):
+                _HOST_VALUES.reject_reservation(func_ir, inst)
             if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
                     or any(k == DTYPE_FROM for k, _ in expr.kws)):
                 continue

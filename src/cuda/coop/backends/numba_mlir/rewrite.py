@@ -40,11 +40,12 @@ from ..._diagnostics import raise_at
 from ..._errors import (
     CoopError,
     InvalidArgumentTypeError,
-    TempStorageError,
 )
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
-from .._inference import NO_CONSTANT, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee, positions
+from .._inference import (
+    NO_CONSTANT, HostPayloadOperands, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee, positions,
+)
 from ._compat import Rewrite, cuda, ir, register_rewrite, run_frontend
 
 __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
@@ -81,42 +82,7 @@ _lock = threading.Lock()
 
 # Plain Python operators become device functions of this compiler (backends/_inference.py).
 _PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: cuda.jit(device=True)(fn), "numba_cuda_mlir.cuda")
-
-
-def _reject_host_constructs(func_ir, expr, name, loc, fname):
-    """A ThreadData/TempStorage made outside the kernel (a module global) passed to a call.
-
-    Numba cannot type it ("Untyped global name"); say where to construct it instead.
-    """
-    for label, var in [(None, a) for a in expr.args] + list(expr.kws):
-        d = _definition(func_ir, _root(func_ir, var))
-        value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
-        if not isinstance(value, (TempStorage, ThreadData)):
-            continue
-        kind = type(value).__name__
-        where = f"{label}={d.name}" if label else f"operand {d.name}"
-        exc_type = TempStorageError if kind == "TempStorage" else InvalidArgumentTypeError
-        raise_at(exc_type(
-            f"coop.{name}(): {where} is a coop.{kind} created outside the kernel (a module global or "
-            f"closure value); a {kind} belongs to one kernel launch, so construct it inside the "
-            f"kernel: {d.name.lower()} = coop.{kind}(...)"
-        ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
-
-
-def _reject_host_reservation(func_ir, inst):
-    """``G.reserve(...)`` on a module-global or closure ``TempStorage``: numba cannot type it."""
-    fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
-    base = inst.value.func
-    d = _definition(func_ir, base)
-    name = d.value.name if isinstance(d, ir.Expr) and d.op == "getattr" else "storage"
-    root = _definition(func_ir, _root(func_ir, d.value)) if isinstance(d, ir.Expr) and d.op == "getattr" else None
-    if isinstance(root, (ir.Global, ir.FreeVar)):
-        name = root.name
-    raise_at(TempStorageError(
-        f"TempStorage.reserve(): {name} is a coop.TempStorage created outside the kernel (a module global "
-        "or closure value); a reservation is shared memory of one kernel launch, so construct the "
-        f"storage inside the kernel: {name.lower()} = coop.TempStorage(...)"
-    ), getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)
+_HOST_VALUES = HostPayloadOperands(_ANALYSIS)
 
 
 # op name -> (position of the array the call writes,)
@@ -193,7 +159,7 @@ class TagCoopCallSites(Rewrite):
                 continue
             callee = _resolve_value(func_ir, expr.func)
             if isinstance(getattr(callee, "__self__", None), TempStorage):
-                _reject_host_reservation(func_ir, inst)
+                _HOST_VALUES.reject_reservation(func_ir, inst)
             if callee is cuda.local.array:
                 operands = _coop_operands(func_ir) if operands is None else operands
                 if inst.target.name in operands:
@@ -234,7 +200,7 @@ class TagCoopCallSites(Rewrite):
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
                 if isinstance(callee, KernelFunction):
                     _PLAIN_FUNCTIONS.swap(func_ir, expr, name, inst.loc, fname)
-                    _reject_host_constructs(func_ir, expr, name, inst.loc, fname)
+                    _HOST_VALUES.reject_operands(func_ir, expr, name, inst.loc, fname)
                     _reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
                 elif callee is TempStorage:
                     _check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
