@@ -31,6 +31,10 @@ class _Reader:
         return C.DYNAMIC_SCRATCH_BYTES.get(entry.group(1), 0) if entry else 0
 
 
+# The decorator options numba-cuda's compile_all also takes.
+_CODEGEN_OPTIONS = ("launch_bounds", "fastmath", "lineinfo", "opt")
+
+
 def _argtype(value):
     if isinstance(value, C.types.Type):
         return value
@@ -51,6 +55,11 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     without ``cluster``).  ``options`` go to ``numba.cuda.compile_all``.
     """
     pyfunc = getattr(kernel, "py_func", kernel)
+    # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., fastmath=...)``)
+    # shape the cubin as they do at launch; keywords given here override them.
+    declared = getattr(kernel, "targetoptions", None) or {}
+    options = {**{name: declared[name] for name in _CODEGEN_OPTIONS if declared.get(name) not in (None, False)},
+               **options}
     block = None if block is None else _dims3(block, "block")
     cluster = None if cluster is None else _dims3(cluster, "cluster")
     grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))
