@@ -295,6 +295,9 @@ def install_literal_argument_retry():
                      for i, arg in enumerate(args))
 
     def _compile_for_args(self, *args, **kws):
+        from .._launch_checks import refuse_capsules
+
+        refuse_capsules(self, args)  # on the slow path only: a capsule has no type code
         positions = self.__dict__.get("_coop_literal_positions")
         if not positions:
             try:
@@ -374,6 +377,23 @@ def function_location(lower) -> tuple:
         while linecache.getline(filename, line).lstrip().startswith("@"):
             line += 1
     return filename, line, getattr(lower.fndesc, "qualname", None)
+
+
+def type_memory_namespaces(module) -> None:
+    """Type ``module.local`` / ``module.shared`` in kernels as numba-cuda types ``cuda.local``
+    / ``cuda.shared`` (``import cuda.coop.numba_cuda as coop; coop.local.array(...)``);
+    numba-cuda types a module's attributes only for its own ``cuda`` module."""
+
+    class MemoryNamespaces(AttributeTemplate):
+        key = types.Module(module)
+
+        def resolve_local(self, mod):
+            return types.Module(cuda.local)
+
+        def resolve_shared(self, mod):
+            return types.Module(cuda.shared)
+
+    infer_getattr(MemoryNamespaces)
 
 
 def install_uncached_coop_kernels():

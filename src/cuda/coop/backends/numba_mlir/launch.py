@@ -22,47 +22,12 @@ array (see ``_compat.install_array_key_fix`` and ``install_torch_bfloat16_typeof
 from __future__ import annotations
 
 import sys
-import types as _pytypes
 
-from ..._errors import InvalidArgumentTypeError, NoDeviceError, SharedMemoryLimitError
+from ..._errors import NoDeviceError, SharedMemoryLimitError
 from ...core.storage import launch_limit_error
+from .._launch_checks import refuse_capsules, uses_coop
 
 __all__ = ["install", "no_device_error", "shared_memory_limit_error", "uses_coop", "check_arguments"]
-
-
-def _is_coop_object(value, names) -> bool:
-    if isinstance(value, _pytypes.ModuleType):
-        name = value.__name__
-        if name == "cuda.coop" or name.startswith("cuda.coop."):
-            return True
-        return name == "cuda" and "coop" in names  # ``import cuda.coop`` ... ``cuda.coop.load``
-    module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or ""
-    return module == "cuda.coop" or module.startswith("cuda.coop.")
-
-
-def _code_names(code, out):
-    out.update(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, _pytypes.CodeType):
-            _code_names(const, out)
-    return out
-
-
-def uses_coop(dispatcher) -> bool:
-    """Whether a kernel's Python function refers to cuda.coop (globals and closure cells)."""
-    pyfunc = getattr(dispatcher, "py_func", None)
-    code = getattr(pyfunc, "__code__", None)
-    if code is None:
-        return False
-    names = _code_names(code, set())
-    scope = getattr(pyfunc, "__globals__", {})
-    values = [scope[n] for n in names if n in scope]
-    for cell in getattr(pyfunc, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return any(_is_coop_object(v, names) for v in values)
 
 
 def no_device_error(dispatcher, exc) -> NoDeviceError:
@@ -78,16 +43,10 @@ def no_device_error(dispatcher, exc) -> NoDeviceError:
 def check_arguments(dispatcher, args) -> None:
     from . import _compat as C
 
-    for index, arg in enumerate(args):
+    for arg in args:
         if type(arg).__module__.startswith("torch") and not C._torch_typeof_fixed:
             C.install_torch_bfloat16_typeof()
-        if type(arg).__name__ == "PyCapsule":
-            name = getattr(getattr(dispatcher, "py_func", None), "__name__", "kernel")
-            raise InvalidArgumentTypeError(
-                f"cannot launch cooperative kernel {name!r}: argument {index} is a DLPack capsule, which "
-                "a kernel cannot take (it may be consumed only once and has no __dlpack__ method); pass the "
-                "array that produced it (CuPy arrays, PyTorch tensors and other objects with __dlpack__ or "
-                "__cuda_array_interface__ work), or torch.from_dlpack(capsule) / cupy.from_dlpack(capsule)")
+    refuse_capsules(dispatcher, args)
 
 
 def shared_memory_limit_error(dispatcher, requested: int, static: int, limit: int,
