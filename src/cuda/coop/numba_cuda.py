@@ -6,6 +6,8 @@ compiles such a kernel to cubin on a machine without a GPU.  docs/choosing_a_com
 says what this backend supports compared with numba-cuda-mlir's.
 """
 
+import sys
+
 from cuda.coop import *  # noqa: F401,F403
 from cuda.coop import __all__ as _common_all
 from cuda.coop import register as _register
@@ -15,9 +17,12 @@ _register("numba-cuda")
 from ._stateful import StatefulFunction  # noqa: E402
 from .backends._binary import KernelBinary  # noqa: E402
 from .backends.numba_cuda._compat import cuda as _cuda  # noqa: E402
+from .backends.numba_cuda._compat import type_memory_namespaces as _type_memory_namespaces  # noqa: E402
 from .backends.numba_cuda.compile import compile_cubin  # noqa: E402
 
-# NVIDIA's ``coop.local`` / ``coop.shared`` spellings: numba-cuda's memory namespaces.
+# NVIDIA's ``coop.local`` / ``coop.shared`` spellings: numba-cuda's memory namespaces,
+# typed in kernels as numba-cuda types its own.
 local, shared = _cuda.local, _cuda.shared
+_type_memory_namespaces(sys.modules[__name__])
 
 __all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared"]
