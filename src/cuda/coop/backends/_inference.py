@@ -25,7 +25,7 @@ import weakref
 
 from .._kernel_api import KernelConstructMeta, KernelFunction
 
-__all__ = ["PayloadDtypeAnalysis", "PlainFunctionOperands", "HostPayloadOperands", "NO_CONSTANT", "positions"]
+__all__ = ["PayloadDtypeAnalysis", "PlainFunctionOperands", "CallSiteChecks", "NO_CONSTANT", "positions"]
 
 NO_CONSTANT = object()
 _DEPTH = 8  # copy chains followed this deep
@@ -356,13 +356,23 @@ class PlainFunctionOperands:
             ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
 
-class HostPayloadOperands:
-    """A ``ThreadData``/``TempStorage`` made outside the kernel (a module global or closure
-    value) passed to an operation, or reserved from: numba cannot type it ("Untyped global
-    name"), so the rewrite says where to construct it instead, at the call's line."""
+class CallSiteChecks:
+    """Misuses that typing would report badly or not at all, found in the untyped IR and
+    raised at the call's line (``cuda`` is the compiler's ``cuda`` module).
 
-    def __init__(self, analysis: PayloadDtypeAnalysis):
-        self.analysis = analysis
+    - a ``ThreadData``/``TempStorage`` made outside the kernel (a module global or closure
+      value) passed to an operation, or reserved from: numba cannot type it ("Untyped
+      global name"), so the error says where to construct it instead;
+    - a store into constant memory (``cuda.const.array_like(...)`` or a module-global
+      array): typed as a mutable array, but the data is the kernel's read-only constant bank;
+    - a ``TempStorage(...)`` constant argument of the wrong kind, checked by the host
+      constructor, which shows the value the user wrote (typing sees only its type).
+    """
+
+    def __init__(self, analysis: PayloadDtypeAnalysis, cuda):
+        self.analysis, self.cuda = analysis, cuda
+        # op name -> (position of the array the call writes,)
+        self.written_arrays = positions("writes")
 
     def reject_operands(self, func_ir, expr, name, loc, fname) -> None:
         from .._diagnostics import raise_at
@@ -402,3 +412,47 @@ class HostPayloadOperands:
             "or closure value); a reservation is shared memory of one kernel launch, so construct the "
             f"storage inside the kernel: {name.lower()} = coop.TempStorage(...)"
         ), getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)
+
+    def reject_constant_destinations(self, func_ir, expr, name, loc, fname) -> None:
+        from .._diagnostics import raise_at
+        from .._errors import InvalidArgumentTypeError
+
+        a, ir = self.analysis, self.analysis.ir
+        index = self.written_arrays.get(name, (None,))[0]
+        if index is None or len(expr.args) <= index:
+            return
+        var = a.root(func_ir, expr.args[index])
+        d = a.definition(func_ir, var)
+        what = None
+        if (isinstance(d, ir.Expr) and d.op == "call"
+                and a.resolve_value(func_ir, d.func) is self.cuda.const.array_like):
+            what = "a cuda.const.array_like(...) array (constant memory)"
+        elif isinstance(d, (ir.Global, ir.FreeVar)) and hasattr(d.value, "__array_interface__"):
+            what = f"the module-global array {d.name} (captured as a constant)"
+        if what is not None:
+            raise_at(InvalidArgumentTypeError(
+                f"coop.{name}(): destination={var.name if not var.name.startswith('$') else d.name} is "
+                f"{what}, which is read-only; store into a writable array, e.g. a kernel argument or a "
+                "cuda.shared.array"
+            ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+
+    def check_constant_arguments(self, func_ir, expr, callee, loc, fname) -> None:
+        import inspect
+
+        from .._diagnostics import raise_at
+        from .._errors import CoopError
+
+        a, ir = self.analysis, self.analysis.ir
+        try:
+            bound = inspect.signature(callee.__init__).bind(None, *expr.args, **dict(expr.kws)).arguments
+        except TypeError:
+            return  # typing reports the malformed call
+        constants = {}
+        for label, var in list(bound.items())[1:]:
+            value = a.constant(func_ir, var) if isinstance(var, ir.Var) else NO_CONSTANT
+            if value is not NO_CONSTANT:
+                constants[label] = value
+        try:
+            callee(**constants)
+        except CoopError as exc:
+            raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)

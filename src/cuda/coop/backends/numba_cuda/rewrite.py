@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
-from .._inference import HostPayloadOperands, PayloadDtypeAnalysis, PlainFunctionOperands
+from .._inference import CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands
 from . import _compat as C
 
 __all__ = ["DTYPE_FROM"]
@@ -27,15 +27,15 @@ DTYPE_FROM = "_dtype_from"
 ir = C.ir
 _ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend)
 _PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: C.cuda.jit(device=True)(fn), "numba.cuda")
-_HOST_VALUES = HostPayloadOperands(_ANALYSIS)
+_CHECKS = CallSiteChecks(_ANALYSIS, C.cuda)
 
 
 @C.register_rewrite("before-inference")
 class InferPayloadDtypes(C.Rewrite):
     """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``.
 
-    Plain Python operators passed to an operation become device functions here too, and a
-    ThreadData/TempStorage made outside the kernel is a named error.
+    Plain Python operators passed to an operation become device functions here too, and the
+    misuses of ``CallSiteChecks`` are named errors.
     """
 
     def match(self, func_ir, block, typemap, calltypes):
@@ -58,10 +58,14 @@ class InferPayloadDtypes(C.Rewrite):
             if isinstance(callee, KernelFunction):
                 fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
                 _PLAIN_FUNCTIONS.swap(func_ir, expr, callee.name, inst.loc, fname)
-                _HOST_VALUES.reject_operands(func_ir, expr, callee.name, inst.loc, fname)
+                _CHECKS.reject_operands(func_ir, expr, callee.name, inst.loc, fname)
+                _CHECKS.reject_constant_destinations(func_ir, expr, callee.name, inst.loc, fname)
                 continue
             if isinstance(getattr(callee, "__self__", None), TempStorage):
-                _HOST_VALUES.reject_reservation(func_ir, inst)
+                _CHECKS.reject_reservation(func_ir, inst)
+            if callee is TempStorage:
+                fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
+                _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
             if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
                     or any(k == DTYPE_FROM for k, _ in expr.kws)):
                 continue

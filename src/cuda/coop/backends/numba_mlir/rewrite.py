@@ -31,20 +31,14 @@ the checks of numba-cuda-mlir.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import threading
 from dataclasses import dataclass
 
-from ..._diagnostics import raise_at
-from ..._errors import (
-    CoopError,
-    InvalidArgumentTypeError,
-)
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
 from .._inference import (
-    NO_CONSTANT, HostPayloadOperands, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee, positions,
+    CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee,
 )
 from ._compat import Rewrite, cuda, ir, register_rewrite, run_frontend
 
@@ -56,14 +50,9 @@ HIDDEN_KEYWORDS = ("_coop_site", "_dtype_from")
 # The analysis (which array, value or output keyword types an untyped payload) is shared
 # with the classic numba-cuda backend; this module keeps the IR edits.
 _ANALYSIS = PayloadDtypeAnalysis(ir, run_frontend)
-_definition = _ANALYSIS.definition
 _resolve_value = _ANALYSIS.resolve_value
-_same_var = _ANALYSIS.same_var
 _is_arg = _ANALYSIS.is_arg
 _dtype_source = _ANALYSIS.dtype_source
-_root = _ANALYSIS.root
-_constant = _ANALYSIS.constant
-_NO_CONSTANT = NO_CONSTANT
 _is_coop_callee = is_coop_callee
 
 
@@ -82,56 +71,7 @@ _lock = threading.Lock()
 
 # Plain Python operators become device functions of this compiler (backends/_inference.py).
 _PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: cuda.jit(device=True)(fn), "numba_cuda_mlir.cuda")
-_HOST_VALUES = HostPayloadOperands(_ANALYSIS)
-
-
-# op name -> (position of the array the call writes,)
-_WRITTEN_ARRAYS = positions("writes")
-
-
-def _reject_constant_destinations(func_ir, expr, name, loc, fname):
-    """A store into constant memory: ``cuda.const.array_like(...)`` or a module-global array.
-
-    numba-cuda-mlir types both as ordinary mutable arrays (the type says nothing),
-    but the data lives in the kernel's constant bank, which is read-only.
-    """
-    index = _WRITTEN_ARRAYS.get(name, (None,))[0]
-    if index is None or len(expr.args) <= index:
-        return
-    var = _root(func_ir, expr.args[index])
-    d = _definition(func_ir, var)
-    what = None
-    if isinstance(d, ir.Expr) and d.op == "call" and _resolve_value(func_ir, d.func) is cuda.const.array_like:
-        what = "a cuda.const.array_like(...) array (constant memory)"
-    elif isinstance(d, (ir.Global, ir.FreeVar)) and hasattr(d.value, "__array_interface__"):
-        what = f"the module-global array {d.name} (captured as a constant)"
-    if what is not None:
-        raise_at(InvalidArgumentTypeError(
-            f"coop.{name}(): destination={var.name if not var.name.startswith('$') else d.name} is "
-            f"{what}, which is read-only; store into a writable array, e.g. a kernel argument or a "
-            "cuda.shared.array"
-        ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
-
-
-def _check_constant_arguments(func_ir, expr, callee, loc, fname):
-    """Validate the constant arguments of ``TempStorage(...)`` with its host constructor.
-
-    Typing sees ``TempStorage(4096.0)`` as a float64 value; the host check shows
-    the value the user wrote (``size_in_bytes=4096.0``) and the fix.
-    """
-    try:
-        bound = inspect.signature(callee.__init__).bind(None, *expr.args, **dict(expr.kws)).arguments
-    except TypeError:
-        return  # typing reports the malformed call
-    constants = {}
-    for label, var in list(bound.items())[1:]:
-        value = _constant(func_ir, var) if isinstance(var, ir.Var) else _NO_CONSTANT
-        if value is not _NO_CONSTANT:
-            constants[label] = value
-    try:
-        callee(**constants)
-    except CoopError as exc:
-        raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+_CHECKS = CallSiteChecks(_ANALYSIS, cuda)
 
 
 _coop_operands = _ANALYSIS.coop_operands
@@ -159,7 +99,7 @@ class TagCoopCallSites(Rewrite):
                 continue
             callee = _resolve_value(func_ir, expr.func)
             if isinstance(getattr(callee, "__self__", None), TempStorage):
-                _HOST_VALUES.reject_reservation(func_ir, inst)
+                _CHECKS.reject_reservation(func_ir, inst)
             if callee is cuda.local.array:
                 operands = _coop_operands(func_ir) if operands is None else operands
                 if inst.target.name in operands:
@@ -200,10 +140,10 @@ class TagCoopCallSites(Rewrite):
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
                 if isinstance(callee, KernelFunction):
                     _PLAIN_FUNCTIONS.swap(func_ir, expr, name, inst.loc, fname)
-                    _HOST_VALUES.reject_operands(func_ir, expr, name, inst.loc, fname)
-                    _reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
+                    _CHECKS.reject_operands(func_ir, expr, name, inst.loc, fname)
+                    _CHECKS.reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
                 elif callee is TempStorage:
-                    _check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
+                    _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
                 with _lock:
                     site_id = next(_counter)
                     SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg)
