@@ -40,7 +40,7 @@ from .spec import TempStorageArg
 
 __all__ = ["StorageUse", "Region", "StoragePlan", "plan_storage", "mixed_warp_widths", "is_partial_warp",
            "STATIC_SHARED_LIMIT", "DYNAMIC_ALIGNMENT", "OPTIN_SHARED_LIMITS", "MAX_SHARED_LIMIT", "optin_shared_limit",
-           "place_regions", "launch_limit_error"]
+           "place_regions", "launch_limit_error", "explicit_size_error"]
 
 # Static __shared__ is limited to 48 KiB per block (ptxas refuses more).
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -228,17 +228,21 @@ def plan_storage(uses, *, implicit_name: str, region_name_for_site, user_shared_
         region = regions[region_name_for_site(site)]
         if ts.size_in_bytes is not None:
             if ts.size_in_bytes < region.size:
-                raise TempStorageError(
-                    f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; the calls "
-                    f"using it ({', '.join(sorted(set(region.users)))}) need {region.size} bytes "
-                    f"(sharing={ts.sharing!r}"
-                    + ("; each TempStorage.reserve() array has bytes of its own"
-                       if _RESERVE_LABEL in region.users else "")
-                    + f"); pass size_in_bytes>={region.size} or omit it to infer"
-                )
+                raise explicit_size_error(ts, region.users, region.size)
             region.size = ts.size_in_bytes
     return place_regions(StoragePlan(regions=regions, placement=placement), user_shared_bytes=user_shared_bytes,
                          cc=cc, allow_dynamic=allow_dynamic)
+
+
+def explicit_size_error(ts, users, needed: int) -> TempStorageError:
+    """A ``TempStorage(size_in_bytes=...)`` smaller than what its calls and reservations
+    (``users``: call labels, ``"TempStorage.reserve()"`` for reservations) need."""
+    return TempStorageError(
+        f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; the calls using it "
+        f"({', '.join(sorted(set(users)))}) need {needed} bytes (sharing={ts.sharing!r}"
+        + ("; each TempStorage.reserve() array has bytes of its own" if _RESERVE_LABEL in users else "")
+        + f"); pass size_in_bytes>={needed} or omit it to infer"
+    )
 
 
 def place_regions(plan: StoragePlan, *, user_shared_bytes: int = 0, cc=None, allow_dynamic: bool = True) -> StoragePlan:

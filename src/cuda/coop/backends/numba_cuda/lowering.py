@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from ... import _env
 from ..._diagnostics import raise_at
-from ..._errors import ClusterLaunchRequiredError, CoopError, TempStorageError, UnknownBlockDimensionError
+from ..._errors import ClusterLaunchRequiredError, CoopError, UnknownBlockDimensionError
 from ..._payloads import TempStorage, ThreadData
 from ... import _groups
 from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
-from ...core.storage import StorageUse, plan_storage
+from ...core.storage import StorageUse, explicit_size_error, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
@@ -188,11 +188,8 @@ def _check_storage_size(ts, storage):
     """``size_in_bytes`` holds the scratch of the storage's calls plus its reservations."""
     needed = storage.get("scratch", 0) + storage.get("reserved", 0)
     if ts.size_in_bytes is not None and needed > ts.size_in_bytes:
-        users = ", ".join(sorted(set(storage["users"]))) or "no calls yet"
-        raise TempStorageError(
-            f"coop.TempStorage(): size_in_bytes={ts.size_in_bytes} is too small; its calls ({users}) and "
-            f"reservations ({storage.get('reserved', 0)} bytes) need {needed} bytes (sharing={ts.sharing!r}); "
-            f"pass size_in_bytes>={needed} or omit it to infer")
+        users = list(storage["users"]) + (["TempStorage.reserve()"] if storage.get("reserved") else [])
+        raise explicit_size_error(ts, users, needed)
 
 
 def _pointer_to(context, dtype):
