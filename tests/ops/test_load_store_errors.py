@@ -1,8 +1,7 @@
 """Misuse of load/store: one broken argument per case, named error, message, user line.
 
 Each case runs on both compiler backends (numba-cuda-mlir, classic numba-cuda); the
-classic one gives payloads an explicit dtype (it does not infer it) and skips the cases of
-features it does not implement (docs/choosing_a_compiler.rst).
+classic one skips the cases of numba-cuda-mlir itself.
 """
 
 from __future__ import annotations
@@ -21,9 +20,8 @@ from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
 
 pytestmark = pytest.mark.compile
 
-# Cases of what classic numba-cuda does not implement (or of numba-cuda-mlir itself).
+# Cases of numba-cuda-mlir itself.
 _MLIR_ONLY = {
-    "test_dtype_cannot_be_inferred": "classic numba-cuda needs dtype= (test_backends_compile checks its error)",
     "test_backend_not_registered": "numba-cuda-mlir's registration, in a subprocess",
 }
 _compiler = {"name": None}  # None: kernelgen.DEFAULT_COMPILER
@@ -52,9 +50,6 @@ def compile_body(body: str, argtypes=None, block=128, params="src, dst, n"):
     name = _compiler["name"] or kernelgen.DEFAULT_COMPILER
     types = _types()
     body = textwrap.dedent(body)
-    if name == "numba-cuda":  # classic numba-cuda does not infer a payload's dtype
-        body = body.replace("coop.ThreadData(4)", "coop.ThreadData(4, dtype=np.int32)")
-        body = body.replace("coop.ThreadData(n * 2)", "coop.ThreadData(n * 2, dtype=np.int32)")
     module = kernel_for(name, f"""
 @cuda.jit
 def kernel({params}):
