@@ -428,6 +428,7 @@ COOP_LINK_PREFIX = "cuda_coop_"
 # The cluster shape of the launch in progress on this thread (None: no cluster).
 _cluster_launch = threading.local()
 CLUSTER_LAUNCH = "kernel[grid, block, stream, sharedmem, cluster]"
+_CLUSTER_CONFIGS_KEPT = 128  # cluster launch configurations remembered per kernel
 
 
 def install_coop_launches():
@@ -522,6 +523,8 @@ def _cluster_configuration(dispatcher, griddim, blockdim, stream, sharedmem, clu
     config.cluster = cluster
     config.pre_launch_callbacks.append(_through_coop_launch)
     if key is not None:
+        if len(memo) >= _CLUSTER_CONFIGS_KEPT:  # as numba-cuda's own lru_cache(128) of configure
+            memo.clear()
         memo[key] = config
     return config
 
