@@ -195,3 +195,21 @@ def test_a_malformed_cluster_launch_is_named_on_classic(cluster, error, words):
     ksum, _ = _kernels("numba-cuda")
     with pytest.raises(error, match=r"kernel\[grid, block, stream, sharedmem, cluster\]: " + words):
         ksum[8, THREADS, 0, 0, cluster]
+
+
+@pytest.mark.compile
+def test_a_debug_kernel_is_not_launched_in_clusters_on_classic():
+    """The classic cluster launch does not read back numba-cuda's debug=True exception report:
+    it refuses such a kernel by name instead of dropping the report."""
+    kernel_for("numba-cuda", _SOURCE)  # skips where classic numba-cuda is not installed
+    from types import SimpleNamespace
+
+    from cuda.coop.backends.numba_cuda import _compat as C
+
+    def checked_kernel():
+        pass
+
+    debug_kernel = SimpleNamespace(debug=True, py_func=checked_kernel)
+    with pytest.raises(coop.BackendFeatureUnsupportedError,
+                       match=r"checked_kernel: a cluster launch of a debug=True kernel.*without debug=True"):
+        C._launch_in_clusters(debug_kernel, (2, 1, 1), (), (8, 1, 1), (THREADS, 1, 1), 0, 0)

@@ -140,6 +140,14 @@ def find_nvdisasm() -> str | None:
     return shutil.which("nvdisasm")
 
 
+def decorator_options(kernel, names, options: dict) -> dict:
+    """``options`` over the kernel's own ``@cuda.jit(...)`` code-generation options among
+    ``names`` (``launch_bounds``, ``fastmath``, ...), so ``compile_cubin`` shapes the cubin
+    as a launch would; a keyword given to ``compile_cubin`` wins."""
+    declared = getattr(kernel, "targetoptions", None) or {}
+    return {**{n: declared[n] for n in names if declared.get(n) not in (None, False)}, **options}
+
+
 def dims3(value, name="block", where="compile_cubin()"):
     """A launch dimension (an int or 1 to 3 ints; a grid's and a cluster's at least 1) as
     (x, y, z); anything else raises a named error that says what ``where`` takes."""

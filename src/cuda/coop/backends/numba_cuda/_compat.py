@@ -574,8 +574,8 @@ def _launch_in_clusters(kernel, cluster, args, griddim, blockdim, stream, shared
     if kernel.debug:
         raise BackendFeatureUnsupportedError(
             f"{CLUSTER_LAUNCH} of {kernel.py_func.__name__}: a cluster launch of a debug=True kernel is not "
-            "supported by the classic numba-cuda backend (numba-cuda's exception reporting launches without "
-            "clusters); compile it without debug=True, or with numba-cuda-mlir")
+            "supported by the classic numba-cuda backend (its cluster launch does not read back numba-cuda's "
+            "debug exception report); compile it without debug=True, or with numba-cuda-mlir")
     cufunc = kernel._codelibrary.get_cufunc()
     retr, kernelargs = [], []
     for t, v in zip(kernel.argument_types, args):

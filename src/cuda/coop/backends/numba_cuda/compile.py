@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .._binary import KernelBinary, dims3 as _dims3
+from .._binary import KernelBinary, decorator_options, dims3 as _dims3
 from . import _compat as C
 
 __all__ = ["compile_cubin", "KernelBinary"]
@@ -57,9 +57,7 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     pyfunc = getattr(kernel, "py_func", kernel)
     # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., fastmath=...)``)
     # shape the cubin as they do at launch; keywords given here override them.
-    declared = getattr(kernel, "targetoptions", None) or {}
-    options = {**{name: declared[name] for name in _CODEGEN_OPTIONS if declared.get(name) not in (None, False)},
-               **options}
+    options = decorator_options(kernel, _CODEGEN_OPTIONS, options)
     block = None if block is None else _dims3(block, "block")
     cluster = None if cluster is None else _dims3(cluster, "cluster")
     grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))

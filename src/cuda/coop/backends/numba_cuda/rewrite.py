@@ -40,6 +40,7 @@ class InferPayloadDtypes(C.Rewrite):
 
     def match(self, func_ir, block, typemap, calltypes):
         self.func_ir, self.block, self.todo, self.prefix = func_ir, block, {}, {}
+        fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
         operands = None
         for inst in block.body:
             if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call"):
@@ -56,7 +57,6 @@ class InferPayloadDtypes(C.Rewrite):
                 continue
             expr = inst.value
             if isinstance(callee, KernelFunction):
-                fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
                 _PLAIN_FUNCTIONS.swap(func_ir, expr, callee.name, inst.loc, fname)
                 _CHECKS.reject_operands(func_ir, expr, callee.name, inst.loc, fname)
                 _CHECKS.reject_constant_destinations(func_ir, expr, callee.name, inst.loc, fname)
@@ -64,7 +64,6 @@ class InferPayloadDtypes(C.Rewrite):
             if isinstance(getattr(callee, "__self__", None), TempStorage):
                 _CHECKS.reject_reservation(func_ir, inst)
             if callee is TempStorage:
-                fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
                 _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
             if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
                     or any(k == DTYPE_FROM for k, _ in expr.kws)):

@@ -9,7 +9,7 @@ specialized on them, as a launch specializes on an ``items_per_thread`` argument
 
 from __future__ import annotations
 
-from .._binary import KernelBinary, dims3 as _dims3, find_nvdisasm  # noqa: F401  (public here)
+from .._binary import KernelBinary, decorator_options, dims3 as _dims3, find_nvdisasm  # noqa: F401  (public here)
 from . import _compat as C
 
 __all__ = ["compile_cubin", "KernelBinary", "find_nvdisasm"]
@@ -57,9 +57,7 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     pyfunc = getattr(kernel, "py_func", kernel)
     # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., max_registers=...)``)
     # shape the cubin as they do at launch; keywords given here override them.
-    declared = getattr(kernel, "targetoptions", None) or {}
-    options = {**{name: declared[name] for name in _CODEGEN_OPTIONS if declared.get(name) not in (None, False)},
-               **options}
+    options = decorator_options(kernel, _CODEGEN_OPTIONS, options)
     if block is not None:
         block = _dims3(block, "block")
     cluster = None if cluster is None else _dims3(cluster, "cluster")

@@ -62,6 +62,7 @@ from .types import GroupType, describe_type
 
 __all__ = ["install"]
 
+
 def _level(group, level, method):
     return G.level_of(C, group, level, method)
 
