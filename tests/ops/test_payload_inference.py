@@ -54,8 +54,9 @@ def test_inferred_payloads_on_the_device(compiler):
     assert (aggs == doubled.sum(dtype=np.int16)).all()
 
 
-# coop.load returns its output payload itself (NVIDIA's cuda.coop does): the result feeds
-# store/sort and is the same storage as the output, whose dtype comes from the source.
+# coop.load returns None (it writes its output in place), but where its result is read as a
+# value it stands for the output payload (NVIDIA's earlier form returned it): the result
+# feeds store/sort and is the same storage as the output, whose dtype comes from the source.
 _LOAD_RESULT_SOURCE = """
 @cuda.jit
 def kernel(src, sorted_out, stored, aliased, warp_out):
@@ -258,3 +259,108 @@ def kernel(dst):
     msg = str(info.value)
     assert "coop.ThreadData()" in msg and "dtype=" in msg
     assert "items = coop.ThreadData(3)" in msg, msg
+
+
+# ---- NVIDIA's documented spellings (issue #32): tuple aliases, `dtype` given as None, the
+# None that coop.load returns, the payload's extent as a loop bound; root and qualified names ----
+
+def _qualified(compiler):
+    return "cuda.coop.numba_mlir" if compiler == "numba-cuda-mlir" else "cuda.coop.numba_cuda"
+
+
+def _spelled(compiler, spelling, body):
+    """``body`` with ``M`` the root ``cuda.coop`` or the compiler's qualified module."""
+    header = "M = coop\n" if spelling == "root" else f"import {_qualified(compiler)} as M\n"
+    return kernel_for(compiler, header + body).kernel
+
+
+_TUPLE_ALIAS = """
+PROJECTION = {projection}
+
+
+@cuda.jit
+def kernel(source, destination):
+    payload = M.ThreadData(2)  # dtype from the load source / store destination, through the tuple
+    packed = (payload,)
+    alias = packed
+    projected = alias[PROJECTION]
+    t = cuda.threadIdx.x
+    if {load}:
+        M.load(M.this_block(), source, projected)
+        for i in range(2):
+            destination[t * 2 + i] = projected[i]
+    else:
+        for i in range(2):
+            projected[i] = source[t * 2 + i]
+        M.store(M.this_block(), destination, projected)
+"""
+
+
+def _tuple_alias_kernel(compiler, spelling, projection, operation):
+    return _spelled(compiler, spelling, _TUPLE_ALIAS.format(projection=projection, load=operation == "load"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spelling", ["root", "qualified"])
+@pytest.mark.parametrize("projection", [0, -1], ids=["first", "last"])
+@pytest.mark.parametrize("operation", ["load", "store"])
+@pytest.mark.parametrize("dtype", [np.int16, np.float64])
+def test_untyped_payload_through_a_tuple_alias(dtype, operation, projection, spelling, compiler):
+    gpu_for(compiler)
+    rng = np.random.default_rng(21)
+    source = rng.integers(-1000, 1000, size=64).astype(dtype)
+    destination = np.full_like(source, -77)
+    _tuple_alias_kernel(compiler, spelling, projection, operation)[1, 32](source, destination)
+    np.testing.assert_array_equal(destination, source)
+
+
+_LOAD_IN_PLACE = """
+DTYPE = {dtype}
+
+
+@cuda.jit
+def kernel(source, destination, returned_none, extents):
+    t = cuda.threadIdx.x
+    group = {group}
+    payload = M.ThreadData(3, DTYPE)  # DTYPE None: inferred from the source
+    result = M.load(group, source, payload)
+    returned_none[t] = result is None
+    for i in range(payload.items_per_thread):
+        payload[i] = payload[i] + 1  # mutate the loaded payload in place
+    alias = payload
+    extents[t] = alias.items_per_thread
+    for i in range(alias.items_per_thread):  # the extent of an alias drives a loop
+        payload[i] = payload[i] * 2
+    M.store(group, destination, payload)
+"""
+
+_GROUPS = {"block": "M.this_block()", "warp": "M.this_warp()", "logical-warp": "M.this_warp().group_by(8)"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spelling", ["root", "qualified"])
+@pytest.mark.parametrize("scope", sorted(_GROUPS))
+@pytest.mark.parametrize("dtype", [None, "np.int32"], ids=["inferred", "explicit"])
+def test_load_writes_in_place_and_returns_none(dtype, scope, spelling, compiler):
+    gpu_for(compiler)
+    kernel = _spelled(compiler, spelling, _LOAD_IN_PLACE.format(dtype=dtype, group=_GROUPS[scope]))
+    rng = np.random.default_rng(5)
+    source = rng.integers(-10**6, 10**6, size=3 * 64).astype(np.int32)
+    destination = np.full_like(source, -77)
+    returned_none = np.full(64, -1, np.int32)
+    extents = np.full(64, -1, np.int32)
+    kernel[1, 64](source, destination, returned_none, extents)
+    np.testing.assert_array_equal(destination, (source + 1) * 2)
+    np.testing.assert_array_equal(returned_none, np.ones(64, np.int32))
+    np.testing.assert_array_equal(extents, np.full(64, 3, np.int32))
+
+
+@pytest.mark.compile
+def test_a_load_result_read_as_a_value_is_its_output(compiler):
+    # The rename leaves `result is None` reading the call's None, and everything else the
+    # output: the kernel compiles with no copy of the payload (one local array).
+    T = types_for(compiler)
+    kernel = _spelled(compiler, "root", _LOAD_IN_PLACE.format(dtype=None, group="M.this_block()"))
+    kb = compile_for(compiler, kernel, (T.int32[::1], T.int32[::1], T.int32[::1], T.int32[::1]), cc=(9, 0),
+                     block=64)
+    assert_inlined(kb, (9, 0))

@@ -60,11 +60,14 @@ def is_coop_callee(obj) -> bool:
 class PayloadDtypeAnalysis:
     """The IR queries of the payload-dtype inference, over one compiler's IR classes."""
 
-    def __init__(self, ir, run_frontend):
+    def __init__(self, ir, run_frontend, replace_vars_stmt):
         self.ir = ir
         self.run_frontend = run_frontend
+        self.replace_vars_stmt = replace_vars_stmt
         # op name -> (payload position, array position): the calls an untyped payload takes its dtype from
         self.dtype_definers = positions("payload_dtype_from")
+        # op name -> (position of the operand its None result is read as,)
+        self.result_aliases = positions("result_alias")
         self.implied = _implied_dtypes()
         self._helper_irs = weakref.WeakKeyDictionary()
 
@@ -93,20 +96,43 @@ class PayloadDtypeAnalysis:
         return None
 
     def same_var(self, func_ir, a, b, depth=0) -> bool:
-        """Whether variable ``a`` is ``b`` or a plain copy of it."""
+        """Whether variable ``a`` is ``b``, a plain copy of it or an item of a tuple holding it
+        (``packed = (items,)``; ``alias = packed``; ``alias[0]``)."""
         if a.name == b.name:
             return True
         if depth > _DEPTH:
             return False
-        d = self.definition(func_ir, a)
-        return isinstance(d, self.ir.Var) and self.same_var(func_ir, d, b, depth + 1)
+        d = self.alias_of(func_ir, a)
+        return d is not None and self.same_var(func_ir, d, b, depth + 1)
 
     def root(self, func_ir, var, depth=0):
-        """The variable ``var`` is a plain copy of (itself when it is no copy)."""
-        d = self.definition(func_ir, var)
-        if isinstance(d, self.ir.Var) and depth < _DEPTH:
+        """The variable ``var`` is an alias of (a plain copy, or a constant-index item of a
+        tuple built in the kernel), followed to the end; ``var`` itself when it is neither."""
+        d = self.alias_of(func_ir, var)
+        if d is not None and depth < _DEPTH:
             return self.root(func_ir, d, depth + 1)
         return var
+
+    def alias_of(self, func_ir, var):
+        """The variable ``var`` stands for, one step back, or None: the source of a plain copy,
+        or item ``i`` of ``t[i]`` where ``t`` is (a copy of) a tuple built in the kernel and
+        ``i`` a constant (``static_getitem``, or ``getitem`` with a constant index)."""
+        ir = self.ir
+        d = self.definition(func_ir, var)
+        if isinstance(d, ir.Var):
+            return d
+        if not (isinstance(d, ir.Expr) and d.op in ("static_getitem", "getitem")):
+            return None
+        index = d.index if d.op == "static_getitem" else self.constant(func_ir, d.index)
+        if isinstance(index, bool) or not isinstance(index, int):
+            return None
+        built = self.definition(func_ir, self.root(func_ir, d.value))
+        if not (isinstance(built, ir.Expr) and built.op == "build_tuple"):
+            return None
+        try:
+            return built.items[index]
+        except IndexError:
+            return None
 
     def arg_base(self, func_ir, var, depth=0):
         """The kernel-argument variable ``var`` is, or is a slice of; else None."""
@@ -257,6 +283,42 @@ class PayloadDtypeAnalysis:
                 return np.dtype(default).type
         return None
 
+    # -- a None result read as its operand (an IR edit, the same on both compilers' IR) --
+
+    def alias_result(self, func_ir, inst, operand_at: int, scope) -> list:
+        """Make the reads of a call's (None) result read its operand ``operand_at`` instead.
+
+        ``inst`` is ``r = coop.load(g, src, items)``; an OpSpec's ``result_alias`` names the
+        operand.  Every read of ``r`` in the function (passed on, indexed, stored) is renamed
+        to a copy of ``items`` made right after the call, so it is the payload filled in
+        place; ``r is None`` / ``r is not None`` keep reading ``r`` (None), as NVIDIA's
+        documentation of the call says.  Returns the copy's assignment to insert after
+        ``inst`` ([] when the result is never read as a value).
+        """
+        ir = self.ir
+        result = inst.target.name
+        if len(inst.value.args) <= operand_at:
+            return []
+        reads = []
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if stmt is inst or isinstance(stmt, ir.Del):
+                    continue
+                value = getattr(stmt, "value", None)
+                if (isinstance(stmt, ir.Assign) and isinstance(value, ir.Expr) and value.op == "binop"
+                        and getattr(value.fn, "__name__", "") in ("is_", "is_not")):
+                    continue
+                if any(v.name == result for v in stmt.list_vars()):
+                    reads.append(stmt)
+        if not reads:
+            return []
+        alias = ir.Var(scope, f"$coop_result_of.{id(inst)}", inst.loc)
+        copy = ir.Assign(inst.value.args[operand_at], alias, inst.loc)
+        func_ir._definitions[alias.name] = [inst.value.args[operand_at]]
+        for stmt in reads:
+            self.replace_vars_stmt(stmt, {result: alias})
+        return [copy]
+
     # -- cuda.local.array payloads (an IR edit, the same on both compilers' IR) ----------
 
     def coop_operands(self, func_ir) -> set:
@@ -305,9 +367,12 @@ class PayloadDtypeAnalysis:
         expr.kws = [("alignment", v) for k, v in expr.kws if k == "alignas"]
         return [*added, ir.Assign(glob, callee, inst.loc)]
 
-    def has_dtype(self, expr) -> bool:
-        """Whether a ``ThreadData(...)`` call passes ``dtype`` (second positional or keyword)."""
-        return len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)
+    def has_dtype(self, func_ir, expr) -> bool:
+        """Whether a ``ThreadData(...)`` call passes a ``dtype`` (second positional or keyword)
+        other than a constant ``None``, which means "infer it" as an omitted one does
+        (``ThreadData(n, dtype)`` where the closure's ``dtype`` is None)."""
+        given = expr.args[1] if len(expr.args) >= 2 else dict(expr.kws).get("dtype")
+        return given is not None and self.constant(func_ir, given) is not None
 
 
 class PlainFunctionOperands:

@@ -16,7 +16,7 @@ from ..core import spec
 from ..core.binding import bind_descriptors
 from ..ops._registry import all_specs
 
-__all__ = ["plan_call", "result_numba_type", "flatten_results"]
+__all__ = ["plan_call", "flatten_results"]
 
 _SPECS_BY_NAME = {s.name: s for s in all_specs()}
 
@@ -41,16 +41,9 @@ def plan_call(op_spec, argtys, kwtys, *, describe_type, hidden_keywords=()) -> s
         return op_spec.plan(*args, **kws)
 
 
-def result_numba_type(op_spec, plan, argtys, result_type):
-    """The Numba type of the call's value: the operand it hands back, else ``result_type``'s."""
-    if isinstance(plan.result, spec.OperandResult):
-        return argtys[op_spec.positional_index(plan.result.source)]
-    return result_type(plan.result)
-
-
 def flatten_results(result) -> list:
-    """The results a provider writes, in order (none for an operand handed back)."""
-    if result is None or isinstance(result, spec.OperandResult):
+    """The results a provider writes, in order."""
+    if result is None:
         return []
     if isinstance(result, spec.TupleResult):
         return list(result.items)

@@ -25,7 +25,7 @@ import numpy as np
 __all__ = [
     "GroupArg", "ArrayArg", "PayloadArg", "ScalarArg", "StringArg", "NoneArg", "DtypeArg",
     "TempStorageArg", "DeviceFunctionArg", "OperatorArg", "UnsupportedArg", "Omitted", "OMITTED",
-    "ScalarResult", "PayloadResult", "TupleResult", "OperandResult",
+    "ScalarResult", "PayloadResult", "TupleResult",
     "AbiOperand", "PointerTo", "Callback", "StorageNeed", "CallPlan", "LaunchFacts", "CppProvider",
     "AlgorithmSpec", "OpSpec", "describe", "python_operator",
 ]
@@ -232,14 +232,6 @@ class TupleResult:
 
 
 @dataclass(frozen=True)
-class OperandResult:
-    """The call returns its positional operand ``source`` itself, filled in place (no new
-    payload): ``coop.load`` returns its ``output``, as NVIDIA's cuda.coop does."""
-
-    source: str
-
-
-@dataclass(frozen=True)
 class AbiOperand:
     """One parameter of the provider's ``extern "C"`` function, in order.
 
@@ -394,7 +386,7 @@ class CallPlan:
     op: str
     family: str
     group: GroupArg
-    result: Any  # None | ScalarResult | PayloadResult | TupleResult | OperandResult
+    result: Any  # None | ScalarResult | PayloadResult | TupleResult
     operands: tuple  # of AbiOperand
     storage: StorageNeed | None
     temp_storage: str | None  # name of the bound argument holding an explicit TempStorage
@@ -461,6 +453,12 @@ class OpSpec:
     implied_payload_dtypes: tuple[tuple[str, str | None, str], ...] = ()
     # The array operand this call writes (const-memory destinations are refused).
     writes: str | None = None
+    # The call returns None, but where its result is read as a value (``loaded =
+    # coop.load(g, src, items)``, then ``loaded`` passed on or indexed) it stands for this
+    # positional operand, filled in place: code written for NVIDIA's earlier form of
+    # ``coop.load``, which returned its output, keeps working, and ``result is None`` is
+    # still True (the call sites' rewrite renames those reads, backends/_inference.py).
+    result_alias: str | None = None
 
     @property
     def signature(self) -> inspect.Signature:

@@ -28,7 +28,6 @@ from ..core.spec import (
     CallPlan,
     CppProvider,
     LaunchFacts,
-    OperandResult,
     OpSpec,
     PayloadArg,
     StorageNeed,
@@ -231,7 +230,7 @@ def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTE
         *controls,
     )
     return CallPlan(
-        op="load", family="load_store", group=g, result=OperandResult("output"), operands=operands,
+        op="load", family="load_store", group=g, result=None, operands=operands,
         storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
         params=LoadStoreParams(op="load", kind=g.kind, width=g.width, dtype=dtype.name, items=out.items,
                                algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
@@ -370,7 +369,8 @@ def _vectorized(op: str, kind: str, width: int) -> str:
 
 
 SPECS = (
-    OpSpec(name="load", family="load_store", stub=load, plan=plan_load, payload_dtype_from=("output", "source")),
+    OpSpec(name="load", family="load_store", stub=load, plan=plan_load, payload_dtype_from=("output", "source"),
+           result_alias="output"),
     OpSpec(name="store", family="load_store", stub=store, plan=plan_store, payload_dtype_from=("value", "destination"),
            writes="destination"),
 )

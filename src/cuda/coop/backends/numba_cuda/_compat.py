@@ -98,6 +98,8 @@ from numba.cuda.core import ir  # noqa: E402
 # Call-site rewrites (payload dtype inference) and the untyped IR of device helpers they read.
 from numba.cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
 from numba.cuda.compiler import run_frontend  # noqa: E402
+# Renames the uses of a variable in a rewrite (a coop.load result read as a payload).
+from numba.cuda.core.ir_utils import replace_vars_stmt  # noqa: E402
 from numba.cuda.core.errors import ForceLiteralArg as _CudaForceLiteralArg  # noqa: E402
 
 
@@ -143,8 +145,8 @@ LTOIR = cuda.LTOIR
 __all__ = [
     "AbstractTemplate", "ArrayModel", "CUDADispatcher", "AttributeTemplate", "LTOIR", "OpaqueModel", "as_dtype", "cgutils",
     "check_version", "cuda", "ForceLiteralArg", "from_dtype", "infer_getattr", "intrinsic", "ir", "llvm_ir", "lower_builtin",
-    "lower_getattr", "overload_method", "register_model", "register_rewrite", "Rewrite", "run_frontend", "signature",
-    "typeof", "typeof_impl", "types",
+    "lower_getattr", "overload_method", "register_model", "register_rewrite", "Rewrite", "replace_vars_stmt",
+    "run_frontend", "signature", "typeof", "typeof_impl", "types",
 ]
 
 

@@ -270,8 +270,6 @@ def _lower_operation(context, builder, sig, args, op_spec):
     builder.call(fn, operands)
     if plan.result is None:
         return context.get_dummy_value()
-    if isinstance(plan.result, spec.OperandResult):
-        return bound[plan.result.source][1]
     values = []
     for res, arrty, value, data in results:
         if isinstance(res, spec.ScalarResult):

@@ -25,7 +25,7 @@ __all__ = ["DTYPE_FROM"]
 
 DTYPE_FROM = "_dtype_from"
 ir = C.ir
-_ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend)
+_ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend, C.replace_vars_stmt)
 _PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: C.cuda.jit(device=True)(fn), "numba.cuda")
 _CHECKS = CallSiteChecks(_ANALYSIS, C.cuda)
 
@@ -39,7 +39,7 @@ class InferPayloadDtypes(C.Rewrite):
     """
 
     def match(self, func_ir, block, typemap, calltypes):
-        self.func_ir, self.block, self.todo, self.prefix = func_ir, block, {}, {}
+        self.func_ir, self.block, self.todo, self.prefix, self.suffix = func_ir, block, {}, {}, {}
         fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
         operands = None
         for inst in block.body:
@@ -57,6 +57,11 @@ class InferPayloadDtypes(C.Rewrite):
                 continue
             expr = inst.value
             if isinstance(callee, KernelFunction):
+                if callee.name in _ANALYSIS.result_aliases:  # a second pass finds no reads left
+                    after = _ANALYSIS.alias_result(func_ir, inst, _ANALYSIS.result_aliases[callee.name][0],
+                                                   block.scope)
+                    if after:
+                        self.suffix[id(inst)] = after
                 _PLAIN_FUNCTIONS.swap(func_ir, expr, callee.name, inst.loc, fname)
                 _CHECKS.reject_operands(func_ir, expr, callee.name, inst.loc, fname)
                 _CHECKS.reject_constant_destinations(func_ir, expr, callee.name, inst.loc, fname)
@@ -65,13 +70,13 @@ class InferPayloadDtypes(C.Rewrite):
                 _CHECKS.reject_reservation(func_ir, inst)
             if callee is TempStorage:
                 _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
-            if (callee is not ThreadData or _ANALYSIS.has_dtype(expr)
+            if (callee is not ThreadData or _ANALYSIS.has_dtype(func_ir, expr)
                     or any(k == DTYPE_FROM for k, _ in expr.kws)):
                 continue
             source = _ANALYSIS.dtype_source(func_ir, inst.target)
             if source is not None:
                 self.todo[id(inst)] = source
-        return bool(self.todo or self.prefix)
+        return bool(self.todo or self.prefix or self.suffix)
 
     def apply(self):
         body = []
@@ -87,6 +92,7 @@ class InferPayloadDtypes(C.Rewrite):
                     source = var
                 inst.value.kws = list(inst.value.kws) + [(DTYPE_FROM, source)]
             body.append(inst)
+            body.extend(self.suffix.get(id(inst), ()))
         self.block.body = body
         return self.block
 

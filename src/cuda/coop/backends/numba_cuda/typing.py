@@ -91,7 +91,7 @@ def _op_template(op_spec):
         @located
         def generic(self, args, kws):
             plan = plan_call(op_spec, args, kws)
-            return with_keywords(_planning.result_numba_type(op_spec, plan, args, result_type), args, kws)
+            return with_keywords(result_type(plan.result), args, kws)
 
     CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
     return CoopOpTemplate

@@ -78,6 +78,8 @@ from numba_cuda_mlir.numba_cuda.core.rewrites import Rewrite, register_rewrite  
 # The untyped IR of a device helper's Python function: the rewrite reads how a helper uses
 # a ThreadData it is passed (a coop.load into it) to type the caller's payload.
 from numba_cuda_mlir.numba_cuda.compiler import run_frontend  # noqa: E402
+# Renames the uses of a variable in a rewrite (a coop.load result read as a payload).
+from numba_cuda_mlir.numba_cuda.core.ir_utils import replace_vars_stmt  # noqa: E402
 from numba_cuda_mlir.numba_cuda.typing.templates import (  # noqa: E402
     AbstractTemplate,
     AttributeTemplate,

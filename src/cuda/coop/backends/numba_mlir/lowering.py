@@ -522,10 +522,7 @@ def _lower_operation(lower, target, args, kws, op_spec):
         lower.link_external_item(item)
     C.call_void(lower, provider.symbol, operands, operand_types)
     if plan.result is None:
-        return
-    if isinstance(plan.result, spec.OperandResult):
-        # The operand itself (filled in place by the call), not a copy.
-        lower.store_var(target, lower.load_var(bound[plan.result.source]))
+        lower.store_var(target, None)  # numba-cuda-mlir's value of a none-typed variable
         return
     values = []
     for res, array in results:

@@ -40,7 +40,7 @@ from ..._payloads import TempStorage, ThreadData
 from .._inference import (
     CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee,
 )
-from ._compat import Rewrite, cuda, ir, register_rewrite, run_frontend
+from ._compat import Rewrite, cuda, ir, register_rewrite, replace_vars_stmt, run_frontend
 
 __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
 
@@ -49,7 +49,7 @@ HIDDEN_KEYWORDS = ("_coop_site", "_dtype_from")
 
 # The analysis (which array, value or output keyword types an untyped payload) is shared
 # with the classic numba-cuda backend; this module keeps the IR edits.
-_ANALYSIS = PayloadDtypeAnalysis(ir, run_frontend)
+_ANALYSIS = PayloadDtypeAnalysis(ir, run_frontend, replace_vars_stmt)
 _resolve_value = _ANALYSIS.resolve_value
 _is_arg = _ANALYSIS.is_arg
 _dtype_source = _ANALYSIS.dtype_source
@@ -120,14 +120,14 @@ class TagCoopCallSites(Rewrite):
         for inst in self.block.body:
             body.extend(self.prefix.get(id(inst), ()))
             callee = todo.get(id(inst))
+            after = []
             if callee is not None:
                 expr = inst.value
                 ipt_is_arg = False
                 if callee is ThreadData:
                     ipt = expr.args[0] if expr.args else dict(expr.kws).get("items_per_thread")
                     ipt_is_arg = ipt is not None and _is_arg(func_ir, ipt)
-                    has_dtype = len(expr.args) >= 2 or any(k == "dtype" for k, _ in expr.kws)
-                    if not has_dtype:
+                    if not _ANALYSIS.has_dtype(func_ir, expr):
                         source = _dtype_source(func_ir, inst.target)
                         if isinstance(source, type):  # a dtype the output implies
                             var = ir.Var(scope, f"$coop_implied_dtype.{id(inst)}", inst.loc)
@@ -139,6 +139,8 @@ class TagCoopCallSites(Rewrite):
                             expr.kws = list(expr.kws) + [("_dtype_from", source)]
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
                 if isinstance(callee, KernelFunction):
+                    if name in _ANALYSIS.result_aliases:
+                        after = _ANALYSIS.alias_result(func_ir, inst, _ANALYSIS.result_aliases[name][0], scope)
                     _PLAIN_FUNCTIONS.swap(func_ir, expr, name, inst.loc, fname)
                     _CHECKS.reject_operands(func_ir, expr, name, inst.loc, fname)
                     _CHECKS.reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
@@ -152,6 +154,7 @@ class TagCoopCallSites(Rewrite):
                 func_ir._definitions[var.name] = [ir.Const(site_id, inst.loc)]
                 expr.kws = list(expr.kws) + [("_coop_site", var)]
             body.append(inst)
+            body.extend(after)
         self.block.body = body
         return self.block
 

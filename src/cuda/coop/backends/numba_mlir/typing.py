@@ -105,7 +105,7 @@ def _op_template(op_spec):
         @located
         def generic(self, args, kws):
             plan = plan_call(op_spec, args, kws)
-            return signature(_planning.result_numba_type(op_spec, plan, args, result_type), *args, *kws.values())
+            return signature(result_type(plan.result), *args, *kws.values())
 
     CoopOpTemplate.__name__ = f"Coop_{op_spec.name}_Template"
     return CoopOpTemplate
