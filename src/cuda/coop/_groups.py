@@ -21,7 +21,7 @@ Inside a kernel every group has ``rank(level=None)``, ``count(level=None)``,
 from __future__ import annotations
 
 from ._errors import InvalidArgumentTypeError, InvalidGroupWidthError
-from ._kernel_api import kernel_function
+from ._kernel_api import as_python_int, kernel_function
 
 __all__ = ["ThreadGroup", "BlockGroup", "WarpGroup", "WarpsGroup", "SingleThreadGroup", "GridGroup", "ClusterGroup",
            "this_block", "this_warp", "this_thread", "this_grid", "this_cluster", "LOGICAL_WARP_WIDTHS",
@@ -190,12 +190,13 @@ MAX_WARPS_PER_BLOCK = 32  # 1024 threads
 
 
 def check_warps_per_group(warps) -> int:
-    if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_WARPS_PER_BLOCK:
+    count = as_python_int(warps)
+    if count is None or not 1 <= count <= MAX_WARPS_PER_BLOCK:
         raise InvalidGroupWidthError(
             f"coop.this_block().group_by(): warps_per_group={warps!r} is not a warp count (a block has "
             f"at most {MAX_WARPS_PER_BLOCK} warps); pass an int from 1 to {MAX_WARPS_PER_BLOCK}"
         )
-    return warps
+    return count
 
 
 _WIDTH_CHOICES = (f"use one of {', '.join(map(str, LOGICAL_WARP_WIDTHS))}, or another width from 3 to 31 "
@@ -206,8 +207,9 @@ _WIDTH_CHOICES = (f"use one of {', '.join(map(str, LOGICAL_WARP_WIDTHS))}, or an
 def check_warp_width(width, *, exhaustive: bool = True) -> int:
     """``width`` when ``group_by(width, exhaustive=exhaustive)`` describes a supported logical warp."""
     call = "coop.this_warp().group_by()"
-    if isinstance(width, bool) or not isinstance(width, int):
+    if as_python_int(width) is None:
         raise InvalidGroupWidthError(f"{call}: width={width!r} is not a logical warp width; {_WIDTH_CHOICES}")
+    width = as_python_int(width)
     if width in LOGICAL_WARP_WIDTHS:
         return width
     if width in PARTIAL_WARP_WIDTHS:

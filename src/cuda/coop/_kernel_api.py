@@ -10,10 +10,26 @@ instead of the compiler's "untyped global name".
 from __future__ import annotations
 
 import functools
+import operator
 
 from ._errors import BackendNotRegisteredError, CoopCompilerContextRequiredError
 
-__all__ = ["KernelFunction", "KernelConstructMeta", "kernel_function"]
+__all__ = ["KernelFunction", "KernelConstructMeta", "kernel_function", "as_python_int"]
+
+def as_python_int(value):
+    """``value`` as a Python ``int`` when it is an integer, else None.
+
+    An integer is anything with ``__index__`` (``int``, ``np.int64(32)``, ``np.uint8(4)``)
+    except ``bool``: every integer-valued argument takes NumPy integer scalars wherever it
+    takes a Python ``int``, as NVIDIA's cuda.coop does.
+    """
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
 
 _REGISTER_HINT = (
     "register it with coop.register('numba-cuda-mlir') before compiling, import "

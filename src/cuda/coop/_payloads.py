@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import operator
-
 # numpy (and ._dtypes, which imports it) is imported by the functions that need it, not
 # here: `import cuda.coop` does not need numpy (docs/performance.rst, "Import time").
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (PEP 781)
@@ -18,7 +16,7 @@ from ._errors import (
     InvalidArgumentValueError,
     UnsupportedDtypeError,
 )
-from ._kernel_api import KernelConstructMeta
+from ._kernel_api import KernelConstructMeta, as_python_int
 
 __all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "check_items_per_thread",
            "check_payload_bytes", "check_alignment", "RESERVE_DTYPES", "check_reserve_count",
@@ -36,10 +34,11 @@ MAX_PAYLOAD_BYTES = 4096
 
 
 def check_items_per_thread(value, *, call: str = "coop.ThreadData()") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if as_python_int(value) is None:
         raise InvalidArgumentTypeError(
             f"{call}: items_per_thread={value!r} is not an int; pass a positive int known at compile time"
         )
+    value = as_python_int(value)
     if value < 1:
         raise InvalidArgumentValueError(
             f"{call}: items_per_thread={value} is below 1; pass at least 1"
@@ -64,8 +63,9 @@ def check_payload_bytes(items: int, dtype, *, call: str = "coop.ThreadData()") -
 def check_alignment(value, *, call: str, label: str = "alignment"):
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if as_python_int(value) is None:
         raise InvalidArgumentTypeError(f"{call}: {label}={value!r} is not an int; pass None or a power of two, e.g. 16")
+    value = as_python_int(value)
     if value < 1 or value & (value - 1) or value > 256:
         raise InvalidArgumentValueError(
             f"{call}: {label}={value} is not a power of two from 1 to 256; pass e.g. {label}=16"
@@ -163,14 +163,13 @@ class TempStorage(metaclass=KernelConstructMeta):
     def __init__(self, size_in_bytes=None, alignment=None, *, auto_sync=None, sharing="shared"):
         call = "coop.TempStorage()"
         if size_in_bytes is not None:
-            try:
-                size_in_bytes = operator.index(size_in_bytes)
-            except TypeError:
+            if as_python_int(size_in_bytes) is None:
                 raise InvalidArgumentTypeError(
                     f"{call}: size_in_bytes={size_in_bytes!r} is not an int; pass a non-negative int "
                     f"(e.g. size_in_bytes={_int_hint(size_in_bytes)}) or omit it to infer the size"
-                ) from None
-            if size_in_bytes < 0 or isinstance(size_in_bytes, bool):
+                )
+            size_in_bytes = as_python_int(size_in_bytes)
+            if size_in_bytes < 0:
                 raise InvalidArgumentValueError(
                     f"{call}: size_in_bytes={size_in_bytes} is negative; pass a size >= 0 or omit it "
                     "to infer the size")
@@ -269,11 +268,12 @@ def __getattr__(name):
 
 
 def check_reserve_count(value, *, call: str = "TempStorage.reserve()") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if as_python_int(value) is None:
         raise InvalidArgumentTypeError(
             f"{call}: count={value!r} is not an int; pass a positive compile-time integer element "
             "count (a literal, a module constant or a closure value)"
         )
+    value = as_python_int(value)
     if value < 1:
         raise InvalidArgumentValueError(f"{call}: count={value} must be positive; reserve at least 1 element")
     return value

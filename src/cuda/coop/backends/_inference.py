@@ -283,6 +283,48 @@ class PayloadDtypeAnalysis:
                 return np.dtype(default).type
         return None
 
+    # -- NumPy integer constants as Python ints (an IR edit, the same on both compilers' IR) --
+
+    def integer_constants_as_literals(self, func_ir, expr, scope, loc) -> list:
+        """Pass a module or closure constant that is a NumPy integer scalar (``np.int64(32)``)
+        to the call as the Python ``int`` it holds, so that typing sees it as a literal.
+
+        Numba types a constant ``np.int64`` as a plain ``int64``, whose value typing cannot
+        read, so ``TempStorage(alignment=np.int64(32))`` or ``bins=np.int32(16)`` would be
+        "not known at compile time" where ``32`` is accepted.  Returns the assignments of
+        the new constants, to insert before the call.
+        """
+        from .._kernel_api import as_python_int
+
+        ir = self.ir
+        added = []
+
+        def literal(var):
+            d = self.definition(func_ir, self.root(func_ir, var))
+            value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
+            if value is None or isinstance(value, int) or as_python_int(value) is None:
+                return var
+            new = ir.Var(scope, f"$coop_int_constant.{len(added)}.{id(expr)}", loc)
+            const = ir.Const(as_python_int(value), loc)
+            func_ir._definitions[new.name] = [const]
+            added.append(ir.Assign(const, new, loc))
+            return new
+
+        expr.args = [literal(v) for v in expr.args]
+        expr.kws = [(k, literal(v)) for k, v in expr.kws]
+        return added
+
+    def is_coop_method_call(self, func_ir, expr) -> bool:
+        """Whether ``expr`` calls a method of a cuda.coop object made in the kernel:
+        ``coop.this_warp().group_by(8)``, ``storage.reserve(33, np.float64)``."""
+        ir = self.ir
+        d = self.definition(func_ir, expr.func)
+        if not (isinstance(d, ir.Expr) and d.op == "getattr" and d.attr in ("group_by", "reserve")):
+            return False
+        made = self.definition(func_ir, self.root(func_ir, d.value))
+        return (isinstance(made, ir.Expr) and made.op == "call"
+                and is_coop_callee(self.resolve_value(func_ir, made.func)))
+
     # -- a None result read as its operand (an IR edit, the same on both compilers' IR) --
 
     def alias_result(self, func_ir, inst, operand_at: int, scope) -> list:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
-from .._inference import CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands
+from .._inference import CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee
 from . import _compat as C
 
 __all__ = ["DTYPE_FROM"]
@@ -56,6 +56,10 @@ class InferPayloadDtypes(C.Rewrite):
                         self.prefix[id(inst)] = added
                 continue
             expr = inst.value
+            if is_coop_callee(callee) or _ANALYSIS.is_coop_method_call(func_ir, expr):  # once: none are left
+                constants = _ANALYSIS.integer_constants_as_literals(func_ir, expr, block.scope, inst.loc)
+                if constants:
+                    self.prefix[id(inst)] = [*self.prefix.get(id(inst), ()), *constants]
             if isinstance(callee, KernelFunction):
                 if callee.name in _ANALYSIS.result_aliases:  # a second pass finds no reads left
                     after = _ANALYSIS.alias_result(func_ir, inst, _ANALYSIS.result_aliases[callee.name][0],

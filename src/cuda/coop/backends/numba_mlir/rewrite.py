@@ -100,6 +100,11 @@ class TagCoopCallSites(Rewrite):
             callee = _resolve_value(func_ir, expr.func)
             if isinstance(getattr(callee, "__self__", None), TempStorage):
                 _CHECKS.reject_reservation(func_ir, inst)
+            if _is_coop_callee(callee) or _ANALYSIS.is_coop_method_call(func_ir, expr):
+                # once: a second pass finds no NumPy integer constant left
+                constants = _ANALYSIS.integer_constants_as_literals(func_ir, expr, block.scope, inst.loc)
+                if constants:
+                    self.prefix[id(inst)] = constants
             if callee is cuda.local.array:
                 operands = _coop_operands(func_ir) if operands is None else operands
                 if inst.target.name in operands:
@@ -109,7 +114,7 @@ class TagCoopCallSites(Rewrite):
                         callee = ThreadData
             if _is_coop_callee(callee):
                 self.todo.append((inst, callee))
-        return bool(self.todo)
+        return bool(self.todo or self.prefix)
 
     def apply(self):
         func_ir = self.func_ir
