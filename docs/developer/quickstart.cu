@@ -4,7 +4,7 @@
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_store.cuh>
 
-namespace coop_load_store_load_02e69bf4bc3c7dac_ns {
+namespace coop_load_store_load_5d8cebf84a5f6140_ns {
 constexpr int BLOCK_X = 128, BLOCK_Y = 1, BLOCK_Z = 1;
 constexpr int BLOCK_THREADS = 128;
 
@@ -12,9 +12,9 @@ using T = int;
 constexpr int IPT = 4;
 using Algo = cub::BlockLoad<T, BLOCK_X, IPT, cub::BLOCK_LOAD_DIRECT, BLOCK_Y, BLOCK_Z>;
 constexpr long long TILE = BLOCK_THREADS * IPT;
-}  // namespace coop_load_store_load_02e69bf4bc3c7dac_ns
-extern "C" __device__ void coop_load_store_load_02e69bf4bc3c7dac(const int* in_src, int* items, long long offset) {
-  using namespace coop_load_store_load_02e69bf4bc3c7dac_ns;
+}  // namespace coop_load_store_load_5d8cebf84a5f6140_ns
+extern "C" __device__ void coop_load_store_load_5d8cebf84a5f6140(const int* in_src, int* items, long long offset) {
+  using namespace coop_load_store_load_5d8cebf84a5f6140_ns;
   const unsigned linear_tid = threadIdx.x;
   (void)linear_tid;
   
@@ -24,10 +24,9 @@ extern "C" __device__ void coop_load_store_load_02e69bf4bc3c7dac(const int* in_s
     const T* src = in_src + (offset);
     algo.Load(src, dst);
   }
-  
 }
 
-namespace coop_load_store_store_bd59d762121a6b82_ns {
+namespace coop_load_store_store_f0993845af57089a_ns {
 constexpr int BLOCK_X = 128, BLOCK_Y = 1, BLOCK_Z = 1;
 constexpr int BLOCK_THREADS = 128;
 
@@ -35,9 +34,9 @@ using T = int;
 constexpr int IPT = 4;
 using Algo = cub::BlockStore<T, BLOCK_X, IPT, cub::BLOCK_STORE_DIRECT, BLOCK_Y, BLOCK_Z>;
 constexpr long long TILE = BLOCK_THREADS * IPT;
-}  // namespace coop_load_store_store_bd59d762121a6b82_ns
-extern "C" __device__ void coop_load_store_store_bd59d762121a6b82(int* out_dst, int* items, long long offset) {
-  using namespace coop_load_store_store_bd59d762121a6b82_ns;
+}  // namespace coop_load_store_store_f0993845af57089a_ns
+extern "C" __device__ void coop_load_store_store_f0993845af57089a(int* out_dst, int* items, long long offset) {
+  using namespace coop_load_store_store_f0993845af57089a_ns;
   const unsigned linear_tid = threadIdx.x;
   (void)linear_tid;
   
@@ -47,5 +46,4 @@ extern "C" __device__ void coop_load_store_store_bd59d762121a6b82(int* out_dst, 
     T* dst = out_dst + (offset);
     algo.Store(dst, src);
   }
-  
 }

@@ -4,7 +4,7 @@
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_store.cuh>
 
-namespace coop_load_store_load_f7273e65ba37257d_ns {
+namespace coop_load_store_load_6f965397f55f68fe_ns {
 constexpr int BLOCK_X = 128, BLOCK_Y = 1, BLOCK_Z = 1;
 constexpr int BLOCK_THREADS = 128;
 
@@ -13,9 +13,9 @@ constexpr int IPT = 4;
 using Algo = cub::BlockLoad<T, BLOCK_X, IPT, cub::BLOCK_LOAD_TRANSPOSE, BLOCK_Y, BLOCK_Z>;
 constexpr long long TILE = BLOCK_THREADS * IPT;
 using TempStorage = typename Algo::TempStorage;
-}  // namespace coop_load_store_load_f7273e65ba37257d_ns
-extern "C" __device__ void coop_load_store_load_f7273e65ba37257d(const int* in_src, int* items, long long offset, void* temp_base) {
-  using namespace coop_load_store_load_f7273e65ba37257d_ns;
+}  // namespace coop_load_store_load_6f965397f55f68fe_ns
+extern "C" __device__ void coop_load_store_load_6f965397f55f68fe(const int* in_src, int* items, long long offset, void* temp_base) {
+  using namespace coop_load_store_load_6f965397f55f68fe_ns;
   const unsigned linear_tid = threadIdx.x;
   (void)linear_tid;
   void* temp = temp_base;
@@ -25,11 +25,10 @@ extern "C" __device__ void coop_load_store_load_f7273e65ba37257d(const int* in_s
     const T* src = in_src + (offset);
     algo.Load(src, dst);
   }
-  __syncthreads();
 }
-extern "C" __device__ const unsigned long long coop_load_store_load_f7273e65ba37257d_layout[2] = {sizeof(coop_load_store_load_f7273e65ba37257d_ns::TempStorage), alignof(coop_load_store_load_f7273e65ba37257d_ns::TempStorage)};
+extern "C" __device__ const unsigned long long coop_load_store_load_6f965397f55f68fe_layout[2] = {sizeof(coop_load_store_load_6f965397f55f68fe_ns::TempStorage), alignof(coop_load_store_load_6f965397f55f68fe_ns::TempStorage)};
 
-namespace coop_load_store_store_640e12ccd7cf0838_ns {
+namespace coop_load_store_store_bdd0b51259e1bcfa_ns {
 constexpr int BLOCK_X = 128, BLOCK_Y = 1, BLOCK_Z = 1;
 constexpr int BLOCK_THREADS = 128;
 
@@ -38,9 +37,9 @@ constexpr int IPT = 4;
 using Algo = cub::BlockStore<T, BLOCK_X, IPT, cub::BLOCK_STORE_TRANSPOSE, BLOCK_Y, BLOCK_Z>;
 constexpr long long TILE = BLOCK_THREADS * IPT;
 using TempStorage = typename Algo::TempStorage;
-}  // namespace coop_load_store_store_640e12ccd7cf0838_ns
-extern "C" __device__ void coop_load_store_store_640e12ccd7cf0838(int* out_dst, int* items, long long offset, void* temp_base) {
-  using namespace coop_load_store_store_640e12ccd7cf0838_ns;
+}  // namespace coop_load_store_store_bdd0b51259e1bcfa_ns
+extern "C" __device__ void coop_load_store_store_bdd0b51259e1bcfa(int* out_dst, int* items, long long offset, void* temp_base) {
+  using namespace coop_load_store_store_bdd0b51259e1bcfa_ns;
   const unsigned linear_tid = threadIdx.x;
   (void)linear_tid;
   void* temp = temp_base;
@@ -52,6 +51,5 @@ extern "C" __device__ void coop_load_store_store_640e12ccd7cf0838(int* out_dst, 
     T* dst = out_dst + (offset);
     algo.Store(dst, src);
   }
-  __syncthreads();
 }
-extern "C" __device__ const unsigned long long coop_load_store_store_640e12ccd7cf0838_layout[2] = {sizeof(coop_load_store_store_640e12ccd7cf0838_ns::TempStorage), alignof(coop_load_store_store_640e12ccd7cf0838_ns::TempStorage)};
+extern "C" __device__ const unsigned long long coop_load_store_store_bdd0b51259e1bcfa_layout[2] = {sizeof(coop_load_store_store_bdd0b51259e1bcfa_ns::TempStorage), alignof(coop_load_store_store_bdd0b51259e1bcfa_ns::TempStorage)};

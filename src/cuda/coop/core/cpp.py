@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from .._dtypes import COMPLEX_CXX_DEFINITIONS, cxx_type
 from .spec import CallPlan, CppProvider, LaunchFacts
 
-__all__ = ["Provider", "make_provider", "render_translation_unit", "PROVIDER_ABI_VERSION",
+__all__ = ["Provider", "make_provider", "ends_with_block_barrier", "render_translation_unit", "PROVIDER_ABI_VERSION",
            "COMPAT_HEADER_NAME", "COMPAT_HEADER_SOURCE", "CHECKED_PRELUDE", "check_label", "check_range",
            "check_item", "check_at_most"]
 
 # Bump when the shape of generated code changes in a way the digest cannot see.
-PROVIDER_ABI_VERSION = 2  # 2: per-warp providers take warp_chunk
+PROVIDER_ABI_VERSION = 3  # 2: per-warp providers take warp_chunk; 3: block barriers in the kernel
 
 # Fixes for CCCL headers under NVRTC, included before any CCCL header.  NVRTC
 # receives it as an in-memory header (``core/build.py``), so it costs no file and,
@@ -168,6 +168,12 @@ class Provider:
     def layout_symbol(self) -> str:
         return f"{self.symbol}_layout"
 
+    @property
+    def block_barrier_after(self) -> bool:
+        """Whether the call ends with a block-wide barrier, which the kernel emits after the
+        provider call (see :func:`ends_with_block_barrier`)."""
+        return ends_with_block_barrier(self.plan)
+
     def storage_instances(self) -> int:
         need = self.plan.storage
         if need is None:
@@ -184,12 +190,22 @@ def _linear_tid(launch: LaunchFacts) -> str:
     return f"threadIdx.x + {x}u * (threadIdx.y + {y}u * threadIdx.z)"
 
 
+def ends_with_block_barrier(plan: CallPlan) -> bool:
+    """Whether the call's trailing barrier (``auto_sync``) is block-wide.
+
+    A group of warps shares block-wide scratch; a cluster call's scratch is its block's.
+    That barrier is not in the provider: the backend emits it in the kernel right after
+    the provider call (``gpu.barrier`` / ``llvm.nvvm.barrier0``, as ``cuda.syncthreads()``),
+    so the kernel's own IR shows every barrier that orders the scratch (NVIDIA's tests
+    count them there) and the compiler sees it without looking into the linked code.
+    Warp barriers, whose masks depend on the lane, stay in the provider.
+    """
+    return plan.storage is not None and plan.sync and plan.group.kind in ("block", "warps", "cluster")
+
+
 def _sync(plan: CallPlan, whole_warp: bool = False) -> str:
-    if plan.storage is None or not plan.sync:
+    if plan.storage is None or not plan.sync or ends_with_block_barrier(plan):
         return ""
-    # A group of warps shares block-wide scratch; a cluster call's scratch is its block's.
-    if plan.group.kind in ("block", "warps", "cluster"):
-        return "__syncthreads();"
     w = plan.group.width
     if plan.group.is_partial_warp:
         # Lanes 0..w-1 only.  The other lanes are not members: they skip the barrier (when
@@ -237,6 +253,8 @@ def make_provider(plan: CallPlan, launch: LaunchFacts, *, auto_sync: bool = True
     callbacks = "\n".join(_callback_decls(plan, callbacks or {}))
     by_reference = "".join(f"\n  const {cxx_type(op.dtype)} {op.name} = *{op.name}_ref;"
                            for op in plan.operands if op.by_reference)
+    sync = _sync(plan, whole_warp_barrier)
+    sync = f"\n  {sync}" if sync else ""
     template = f"""\
 namespace SYMBOL_ns {{
 constexpr int BLOCK_X = {x}, BLOCK_Y = {y}, BLOCK_Z = {z};
@@ -251,8 +269,7 @@ extern "C" __device__ void SYMBOL({", ".join(params)}) {{
   {temp}
   {{
 {_indent(cpp.body, 4)}
-  }}
-  {_sync(plan, whole_warp_barrier)}
+  }}{sync}
 }}
 """
     if plan.storage is not None:

@@ -603,6 +603,12 @@ def add_linking_file(context, item):
         library.add_linking_file(item)
 
 
+def block_barrier(builder):
+    """``__syncthreads()`` in the kernel, as numba-cuda lowers ``cuda.syncthreads()``."""
+    fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), ())
+    builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.nvvm.barrier0"), ())
+
+
 def declare_void(builder, symbol: str, arg_types):
     fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), list(arg_types))
     return cgutils.get_or_insert_function(builder.module, fnty, symbol)

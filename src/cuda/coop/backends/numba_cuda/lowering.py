@@ -268,6 +268,8 @@ def _lower_operation(context, builder, sig, args, op_spec):
         C.add_linking_file(context, callback_item)
     fn = C.declare_void(builder, provider.symbol, [v.type for v in operands])
     builder.call(fn, operands)
+    if provider.block_barrier_after:
+        C.block_barrier(builder)
     if plan.result is None:
         return context.get_dummy_value()
     values = []

@@ -178,6 +178,13 @@ def inline_ptx_barrier(ptx: str):
     mlir_llvm.inline_asm(None, [], ptx, "~{memory}", has_side_effects=True)
 
 
+def block_barrier():
+    """``__syncthreads()`` in the kernel, as ``cuda.syncthreads()`` lowers it (``gpu.barrier``)."""
+    from numba_cuda_mlir._mlir.dialects import gpu
+
+    gpu.barrier()
+
+
 def i32_constant(value: int):
     from numba_cuda_mlir._mlir.dialects import arith
 

@@ -521,6 +521,8 @@ def _lower_operation(lower, target, args, kws, op_spec):
     for item in call.callback_items:
         lower.link_external_item(item)
     C.call_void(lower, provider.symbol, operands, operand_types)
+    if provider.block_barrier_after:
+        C.block_barrier()
     if plan.result is None:
         lower.store_var(target, None)  # numba-cuda-mlir's value of a none-typed variable
         return
