@@ -9,6 +9,8 @@ with a message saying why.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -195,15 +197,50 @@ def test_block_group_by_exhaustive_must_be_a_constant():
     assert "exhaustive=" in str(info.value)
 
 
+# this_block().group_by(n, exhaustive=False) with warps past the last complete group: they
+# are no members, return 0 and go on (NVIDIA's test_nonexhaustive_mapped_reduce_guards_nonmembers).
+_PARTIAL_WARPS = """
+@cuda.jit
+def kernel(source, observed, continued):
+    t = cuda.threadIdx.x
+    groups = coop.this_block().group_by(WARPS, exhaustive=False)
+    observed[t] = coop.{op}(groups, source[t]{extra})
+    continued[t] = source[t] + 1
+"""
+
+
+def _partial_warps_kernel(compiler, warps, op):
+    extra = ', binary_op="max"' if op == "reduce" else ""
+    return kernel_for(compiler, f"WARPS = {warps}\n" + _PARTIAL_WARPS.format(op=op, extra=extra)).kernel
+
+
 @pytest.mark.compile
-def test_a_reduction_over_incomplete_groups_of_warps_is_refused():
-    # 7 warps in groups of 2: warp 6 is not a member, and the reduction's block barrier needs it.
-    info, module = compile_body("""
-        dst[0] = coop.sum(coop.this_block().group_by(2, exhaustive=False), src[0])
-    """, block=224)
-    assert isinstance(info.value, coop.UnsupportedBlockShapeError)
-    msg = str(info.value)
-    assert "group_by(2, exhaustive=False)" in msg and "warps 6..6" in msg and "group_by(2)" in msg, msg
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_incomplete_groups_of_warps_meet_at_a_member_barrier(compiler):
+    # 7 warps in groups of 2: warp 6 is no member; the members' barrier counts 192 threads.
+    T = types_for(compiler)
+    kb = compile_for(compiler, _partial_warps_kernel(compiler, 2, "sum"), (T.int32[::1],) * 3, cc=(9, 0), block=224)
+    assert_inlined(kb, (9, 0))
+    assert re.search(r"\b(?:bar|barrier)(?:\.cta)?\.sync(?:\.aligned)?\s+1,\s*192;", kb.ptx), kb.ptx[-2000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", ["sum", "reduce"])
+@pytest.mark.parametrize("threads,warps", [(128, 3), (224, 2), (96, 2), (160, 4)])
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_incomplete_groups_of_warps_on_the_device(compiler, threads, warps, op):
+    gpu_for(compiler)
+    rng = np.random.default_rng(threads + warps)
+    source = rng.integers(-1000, 1000, size=threads).astype(np.int32)
+    observed, continued = np.full_like(source, -77), np.full_like(source, -77)
+    _partial_warps_kernel(compiler, warps, op)[1, threads](source, observed, continued)
+    members = threads // 32 // warps * warps * 32
+    groups = source[:members].reshape(-1, warps * 32)
+    per_group = groups.sum(axis=1) if op == "sum" else groups.max(axis=1)
+    expected = np.zeros_like(source)
+    expected[:members] = np.repeat(per_group, warps * 32)
+    np.testing.assert_array_equal(observed, expected)
+    np.testing.assert_array_equal(continued, source + 1)
 
 
 @pytest.mark.compile

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .._errors import UnsupportedBlockShapeError, UnsupportedClusterShapeError, UnsupportedComputeCapabilityError
 from ..core.spec import CallPlan, LaunchFacts
 
-__all__ = ["check_whole_warps", "check_complete_warp_groups", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
+__all__ = ["check_whole_warps", "non_member_warps_start", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
 
 
 def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -19,26 +19,14 @@ def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
         )
 
 
-def check_complete_warp_groups(plan: CallPlan, launch: LaunchFacts) -> None:
-    """``this_block().group_by(n, exhaustive=False)`` in an operation: every warp must be a member.
-
-    The operations over groups of warps end with a barrier of the whole block
-    (``__syncthreads``), so the warps past the last complete group, which are not
-    members and skip a call guarded by ``is_member()``, would leave it divergent.
-    """
+def non_member_warps_start(plan: CallPlan, launch: LaunchFacts) -> int | None:
+    """The first warp that is no member of ``this_block().group_by(n, exhaustive=False)``
+    (the warps past the last complete group of ``n``), or None when every warp is one."""
     g = plan.group
     if g.kind != "warps" or g.exhaustive:
-        return
+        return None
     warps = launch.block_threads // 32
-    if warps % g.width:
-        first = warps // g.width * g.width
-        raise UnsupportedBlockShapeError(
-            f"{plan.call}: group={g.label} has {warps // g.width} complete group(s) in the launch block "
-            f"{launch.block} ({warps} warps), so warps {first}..{warps - 1} are not members, but the "
-            "operation ends with a barrier of the whole block that every warp must reach; launch a "
-            f"multiple of {g.width} warps, or pass coop.this_block().group_by({g.width}) (every warp a "
-            "member, the last group smaller)"
-        )
+    return None if warps % g.width == 0 else warps // g.width * g.width
 
 
 # Thread-block clusters: compute capability 9.0 (Hopper) and later.  A launch may

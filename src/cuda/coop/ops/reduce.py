@@ -32,7 +32,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_cluster_launch, check_complete_warp_groups, check_whole_warps
+from ._launch_rules import check_cluster_launch, check_whole_warps, non_member_warps_start
 from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
@@ -279,7 +279,6 @@ class ReduceBatchedParams:
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     check_whole_warps(plan, launch)
-    check_complete_warp_groups(plan, launch)
     check_cluster_launch(plan, launch)
     threads = launch.block_threads
     g = plan.group
@@ -480,7 +479,7 @@ def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         body.append("const T in[1] = {scalar};")
     prologue = len(body)  # the operator and the input view: every lane declares them
     if kind in ("thread", "warps"):
-        return _generate_thread_or_warps(plan, decls, body, kind, width, is_sum, bcast)
+        return _generate_thread_or_warps(plan, launch, decls, body, kind, width, is_sum, bcast)
     if kind == "cluster":
         return _generate_cluster(launch, decls, body, ALGORITHMS["block"][algo_name], is_sum, bcast)
     if kind == "block":
@@ -555,24 +554,36 @@ def _members_only(body: list, width: int, prologue: int) -> list:
                    "  result[0] = in[0];\n}"]
 
 
-def _generate_thread_or_warps(plan, decls, body, kind, warps, is_sum, bcast) -> CppProvider:
+def _generate_thread_or_warps(plan, launch, decls, body, kind, warps, is_sum, bcast) -> CppProvider:
     """One thread folds its items; a group of ``warps`` warps reduces each warp with CUB's
-    WarpReduce, then folds the group's warp totals from shared memory (one barrier)."""
+    WarpReduce, then folds the group's warp totals from shared memory (one barrier).
+
+    With ``group_by(n, exhaustive=False)`` and a block whose warps are not a multiple of
+    ``n``, the warps past the last complete group are not members: they return a
+    value-initialized ``T`` (0) at once, and the members meet at a named barrier of their
+    own (``bar.sync 1, members``) instead of ``__syncthreads``, so the call returns
+    normally in every thread.
+    """
     body.append(thread_reduce_cpp("op", "in", "r"))
     if kind == "thread":
         decls.append("struct TempStorage {};")
         body.append("result[0] = r;")
         return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
+    members = non_member_warps_start(plan, launch)
     decls += ["using WarpReducer = cub::WarpReduce<T>;",
               "struct TempStorage { T warp_total[BLOCK_THREADS / 32]; };",
               f"constexpr unsigned WARPS = {warps};"]
+    if members is not None:
+        body.insert(0, f"if (linear_tid / 32u >= {members}u) {{ result[0] = T{{}}; return; }}  // not a member")
+    barrier = ("__syncthreads();" if members is None else
+               f'asm volatile("bar.sync 1, {members * 32};" ::: "memory");  // the member warps only')
     body += [
         "typename WarpReducer::TempStorage unused_storage; WarpReducer reducer(unused_storage);",
         "r = " + ("reducer.Sum(r);" if is_sum else "reducer.Reduce(r, op);"),
         "T* totals = static_cast<TempStorage*>(temp)->warp_total;",
         "const unsigned warp = linear_tid / 32u, first = warp / WARPS * WARPS;",
         "if (linear_tid % 32u == 0) totals[warp] = r;",
-        "__syncthreads();",
+        barrier,
     ]
     fold = ("r = totals[first];\n"
             "for (unsigned w = first + 1; w < first + WARPS && w < BLOCK_THREADS / 32; ++w) "
