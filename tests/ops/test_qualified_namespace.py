@@ -62,3 +62,106 @@ def kernel(src, dst):
     kb = compile_cubin(module.kernel, (np.zeros(512, np.int32), np.zeros(512, np.int32)), cc=(9, 0), block=128)
     assert kb.calls() == 0
     assert "bar.sync" in kb.ptx
+
+
+# ---- NVIDIA's algorithm enums and its block_prefix_callback_op= spelling, on both compilers ----
+
+from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for, types_for  # noqa: E402
+
+_ENUMS_SOURCE = """
+import {qualified} as M
+
+
+@cuda.jit(device=True)
+def running_prefix(aggregate):
+    return aggregate - aggregate + 1000
+
+
+@cuda.jit
+def kernel(source, copied, scanned, prefixed, counts, total, warp_copy):
+    block = M.this_block()
+    t = cuda.threadIdx.x
+    items = M.ThreadData(4)
+    M.load(block, source, items, algorithm=M.BlockLoadAlgorithm.TRANSPOSE)
+    M.store(block, copied, items, algorithm=M.BlockStoreAlgorithm.WARP_TRANSPOSE)
+    sums = M.exclusive_sum(block, items, algorithm=M.BlockScanAlgorithm.RAKING_MEMOIZE)
+    M.store(block, scanned, sums)
+    shifted = M.inclusive_sum(block, items, block_prefix_callback_op=running_prefix,
+                              algorithm=M.BlockScanAlgorithm.WARP_SCANS)
+    M.store(block, prefixed, shifted)
+    histogram = M.histogram(block, items, bins=64, algorithm=M.BlockHistogramAlgorithm.SORT)
+    counts[t] = histogram[0]
+    whole = M.sum(block, items, broadcast=False, algorithm=M.BlockReduceAlgorithm.RAKING)
+    if t == 0:
+        total[0] = whole
+    lane_items = M.ThreadData(2)
+    M.load(M.this_warp(), source, lane_items, algorithm=M.WarpLoadAlgorithm.STRIPED)
+    M.store(M.this_warp(), warp_copy, lane_items, algorithm=M.WarpStoreAlgorithm.STRIPED)
+"""
+
+
+def _enums_kernel(compiler):
+    qualified = "cuda.coop.numba_mlir" if compiler == "numba-cuda-mlir" else "cuda.coop.numba_cuda"
+    return kernel_for(compiler, _ENUMS_SOURCE.format(qualified=qualified)).kernel
+
+
+@pytest.mark.unit
+def test_the_qualified_namespaces_export_nvidias_algorithm_enums():
+    import cuda.coop._enums as enums
+
+    names = {"BlockLoadAlgorithm", "BlockStoreAlgorithm", "WarpLoadAlgorithm", "WarpStoreAlgorithm",
+             "BlockScanAlgorithm", "BlockHistogramAlgorithm"}  # NVIDIA's qualified __all__
+    assert names <= set(enums.__all__)
+    assert int(enums.BlockScanAlgorithm.WARP_SCANS) == 2 and int(enums.BlockHistogramAlgorithm.ATOMIC) == 1
+    assert str(enums.BlockLoadAlgorithm.WARP_TRANSPOSE) == "::cub::BLOCK_LOAD_WARP_TRANSPOSE"
+    import cuda.coop.numba_mlir as qualified
+
+    assert names <= set(qualified.__all__)
+    assert qualified.BlockScanAlgorithm is enums.BlockScanAlgorithm
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_enum_members_and_the_prefix_alias_compile(compiler):
+    T = types_for(compiler)
+    arr = T.int32[::1]
+    compile_for(compiler, _enums_kernel(compiler), (arr,) * 7, cc=(9, 0), block=64)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_enum_members_and_the_prefix_alias_on_the_device(compiler):
+    gpu_for(compiler)
+    rng = np.random.default_rng(7)
+    source = rng.integers(0, 64, size=256).astype(np.int32)
+    copied, scanned, prefixed, warp_copy = (np.full_like(source, -1) for _ in range(4))
+    counts = np.full(64, -1, np.int32)
+    total = np.full(1, -1, np.int32)
+    _enums_kernel(compiler)[1, 64](source, copied, scanned, prefixed, counts, total, warp_copy)
+    np.testing.assert_array_equal(copied, source)
+    np.testing.assert_array_equal(scanned, np.r_[0, np.cumsum(source)[:-1]])
+    np.testing.assert_array_equal(prefixed, np.cumsum(source) + 1000)
+    np.testing.assert_array_equal(counts, np.bincount(source, minlength=64))
+    assert total[0] == source.sum()
+    # warp-striped over each warp's 64 items: the same layout back
+    np.testing.assert_array_equal(warp_copy[:128], source[:128])
+
+
+@pytest.mark.compile
+def test_prefix_op_and_its_alias_together_are_refused():
+    from cuda.coop.numba_mlir import compile_cubin
+
+    module = module_from_source("""
+@cuda.jit(device=True)
+def prefix(aggregate):
+    return aggregate
+
+
+@cuda.jit
+def kernel(src, dst):
+    out = coop.exclusive_sum(coop.this_block(), src[cuda.threadIdx.x], prefix_op=prefix,
+                             block_prefix_callback_op=prefix)
+    dst[cuda.threadIdx.x] = out
+""")
+    with pytest.raises(coop.ConflictingArgumentsError, match="block_prefix_callback_op= and prefix_op="):
+        compile_cubin(module.kernel, (nb.types.int32[::1],) * 2, cc=(9, 0), block=64)

@@ -14,6 +14,8 @@ from cuda.coop import register as _register
 
 _register("numba-cuda")
 
+from ._enums import *  # noqa: E402,F401,F403  (NVIDIA's algorithm enums)
+from ._enums import __all__ as _enums_all  # noqa: E402
 from ._stateful import StatefulFunction  # noqa: E402
 from .backends._binary import KernelBinary  # noqa: E402
 from .backends.numba_cuda._compat import cuda as _cuda  # noqa: E402
@@ -25,4 +27,5 @@ from .backends.numba_cuda.compile import compile_cubin  # noqa: E402
 local, shared = _cuda.local, _cuda.shared
 _type_memory_namespaces(sys.modules[__name__])
 
-__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared"]
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared",
+           *_enums_all]

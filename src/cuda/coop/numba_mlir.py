@@ -13,6 +13,8 @@ _register("numba-cuda-mlir")
 
 from numba_cuda_mlir.cuda import local, shared  # noqa: E402
 
+from ._enums import *  # noqa: E402,F401,F403  (NVIDIA's algorithm enums)
+from ._enums import __all__ as _enums_all  # noqa: E402
 from ._stateful import StatefulFunction  # noqa: E402
 from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E402
 
@@ -20,4 +22,5 @@ from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E4
 # (``local.array(shape, dtype, *, alignment=None)``), so a kernel written against
 # this module alone needs no second import; a 1-D fixed-size ``local.array`` is a
 # payload wherever a ThreadData is accepted.
-__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared"]
+__all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared",
+           *_enums_all]

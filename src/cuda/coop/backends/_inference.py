@@ -53,6 +53,13 @@ def _implied_dtypes() -> dict:
             for spec in all_specs() if spec.implied_payload_dtypes}
 
 
+def _keyword_aliases() -> dict:
+    """op name -> {alias: keyword} from the op records."""
+    from ..ops._registry import all_specs
+
+    return {spec.name: dict(spec.keyword_aliases) for spec in all_specs() if spec.keyword_aliases}
+
+
 def is_coop_callee(obj) -> bool:
     return isinstance(obj, (KernelFunction, KernelConstructMeta))
 
@@ -68,6 +75,7 @@ class PayloadDtypeAnalysis:
         self.dtype_definers = positions("payload_dtype_from")
         # op name -> (position of the operand its None result is read as,)
         self.result_aliases = positions("result_alias")
+        self.keyword_aliases = _keyword_aliases()
         self.implied = _implied_dtypes()
         self._helper_irs = weakref.WeakKeyDictionary()
 
@@ -283,29 +291,37 @@ class PayloadDtypeAnalysis:
                 return np.dtype(default).type
         return None
 
-    # -- NumPy integer constants as Python ints (an IR edit, the same on both compilers' IR) --
+    # -- constants typing cannot read, as literals (an IR edit, the same on both compilers' IR) --
 
-    def integer_constants_as_literals(self, func_ir, expr, scope, loc) -> list:
-        """Pass a module or closure constant that is a NumPy integer scalar (``np.int64(32)``)
-        to the call as the Python ``int`` it holds, so that typing sees it as a literal.
+    def constants_as_literals(self, func_ir, expr, scope, loc) -> list:
+        """Pass the call the literals that typing reads in place of two kinds of constant
+        (module, closure or attribute-chain constants) numba types by their class alone:
 
-        Numba types a constant ``np.int64`` as a plain ``int64``, whose value typing cannot
-        read, so ``TempStorage(alignment=np.int64(32))`` or ``bins=np.int32(16)`` would be
-        "not known at compile time" where ``32`` is accepted.  Returns the assignments of
-        the new constants, to insert before the call.
+        - a NumPy integer scalar (``np.int64(32)``) becomes the Python ``int`` it holds:
+          numba types it as a plain ``int64``, so ``TempStorage(alignment=np.int64(32))`` or
+          ``bins=np.int32(16)`` would be "not known at compile time" where ``32`` is accepted;
+        - a member of one of the qualified namespace's algorithm enums
+          (``BlockScanAlgorithm.RAKING_MEMOIZE``, ``_enums.py``) becomes its selector string.
+
+        Returns the assignments of the new constants, to insert before the call.
         """
+        from .._enums import selector_of
         from .._kernel_api import as_python_int
 
         ir = self.ir
         added = []
 
         def literal(var):
-            d = self.definition(func_ir, self.root(func_ir, var))
-            value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
-            if value is None or isinstance(value, int) or as_python_int(value) is None:
+            value = self.resolve_value(func_ir, var)
+            if value is None or isinstance(value, int) and not hasattr(value, "selector"):
                 return var
-            new = ir.Var(scope, f"$coop_int_constant.{len(added)}.{id(expr)}", loc)
-            const = ir.Const(as_python_int(value), loc)
+            replacement = selector_of(value)
+            if replacement is None:
+                replacement = as_python_int(value)
+            if replacement is None:
+                return var
+            new = ir.Var(scope, f"$coop_constant.{len(added)}.{id(expr)}", loc)
+            const = ir.Const(replacement, loc)
             func_ir._definitions[new.name] = [const]
             added.append(ir.Assign(const, new, loc))
             return new
@@ -313,6 +329,24 @@ class PayloadDtypeAnalysis:
         expr.args = [literal(v) for v in expr.args]
         expr.kws = [(k, literal(v)) for k, v in expr.kws]
         return added
+
+    def rename_keyword_aliases(self, expr, name, loc, fname) -> None:
+        """Rename the keywords of ``coop.<name>(...)`` that are another spelling of one of its
+        controls (an OpSpec's ``keyword_aliases``); both spellings at once are refused."""
+        aliases = self.keyword_aliases.get(name)
+        if not aliases or not any(k in aliases for k, _ in expr.kws):
+            return
+        given = {k for k, _ in expr.kws}
+        for alias, keyword in aliases.items():
+            if alias in given and keyword in given:
+                from .._diagnostics import raise_at
+                from .._errors import ConflictingArgumentsError
+
+                raise_at(ConflictingArgumentsError(
+                    f"coop.{name}(): {alias}= and {keyword}= were both given, but {alias}= is another "
+                    f"spelling of {keyword}=; pass only {keyword}="
+                ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
+        expr.kws = [(aliases.get(k, k), v) for k, v in expr.kws]
 
     def is_coop_method_call(self, func_ir, expr) -> bool:
         """Whether ``expr`` calls a method of a cuda.coop object made in the kernel:

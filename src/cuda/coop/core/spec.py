@@ -459,6 +459,10 @@ class OpSpec:
     # ``coop.load``, which returned its output, keeps working, and ``result is None`` is
     # still True (the call sites' rewrite renames those reads, backends/_inference.py).
     result_alias: str | None = None
+    # Other spellings of a keyword that NVIDIA's releases took, as (alias, keyword): the
+    # call sites' rewrite renames them before typing (``block_prefix_callback_op=`` is
+    # ``prefix_op=``), so signatures, stubs and docs name each control once.
+    keyword_aliases: tuple[tuple[str, str], ...] = ()
 
     @property
     def signature(self) -> inspect.Signature:

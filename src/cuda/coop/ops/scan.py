@@ -526,10 +526,17 @@ def _warp_body(decls, width, items, mode, sum_entry, has_init, has_vi, has_agg) 
     return body
 
 
+# NVIDIA's qualified API spelled prefix_op= block_prefix_callback_op= (CUB's parameter name).
+_PREFIX_ALIAS = (("block_prefix_callback_op", "prefix_op"),)
+
 SPECS = (
-    OpSpec(name="scan", family="scan", stub=scan, plan=plan_scan),
-    OpSpec(name="exclusive_scan", family="scan", stub=exclusive_scan, plan=plan_exclusive_scan),
-    OpSpec(name="inclusive_scan", family="scan", stub=inclusive_scan, plan=plan_inclusive_scan),
-    OpSpec(name="exclusive_sum", family="scan", stub=exclusive_sum, plan=plan_exclusive_sum),
-    OpSpec(name="inclusive_sum", family="scan", stub=inclusive_sum, plan=plan_inclusive_sum),
+    OpSpec(name="scan", family="scan", stub=scan, plan=plan_scan, keyword_aliases=_PREFIX_ALIAS),
+    OpSpec(name="exclusive_scan", family="scan", stub=exclusive_scan, plan=plan_exclusive_scan,
+           keyword_aliases=_PREFIX_ALIAS),
+    OpSpec(name="inclusive_scan", family="scan", stub=inclusive_scan, plan=plan_inclusive_scan,
+           keyword_aliases=_PREFIX_ALIAS),
+    OpSpec(name="exclusive_sum", family="scan", stub=exclusive_sum, plan=plan_exclusive_sum,
+           keyword_aliases=_PREFIX_ALIAS),
+    OpSpec(name="inclusive_sum", family="scan", stub=inclusive_sum, plan=plan_inclusive_sum,
+           keyword_aliases=_PREFIX_ALIAS),
 )

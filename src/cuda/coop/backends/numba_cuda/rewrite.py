@@ -57,10 +57,11 @@ class InferPayloadDtypes(C.Rewrite):
                 continue
             expr = inst.value
             if is_coop_callee(callee) or _ANALYSIS.is_coop_method_call(func_ir, expr):  # once: none are left
-                constants = _ANALYSIS.integer_constants_as_literals(func_ir, expr, block.scope, inst.loc)
+                constants = _ANALYSIS.constants_as_literals(func_ir, expr, block.scope, inst.loc)
                 if constants:
                     self.prefix[id(inst)] = [*self.prefix.get(id(inst), ()), *constants]
             if isinstance(callee, KernelFunction):
+                _ANALYSIS.rename_keyword_aliases(expr, callee.name, inst.loc, fname)
                 if callee.name in _ANALYSIS.result_aliases:  # a second pass finds no reads left
                     after = _ANALYSIS.alias_result(func_ir, inst, _ANALYSIS.result_aliases[callee.name][0],
                                                    block.scope)

@@ -101,8 +101,8 @@ class TagCoopCallSites(Rewrite):
             if isinstance(getattr(callee, "__self__", None), TempStorage):
                 _CHECKS.reject_reservation(func_ir, inst)
             if _is_coop_callee(callee) or _ANALYSIS.is_coop_method_call(func_ir, expr):
-                # once: a second pass finds no NumPy integer constant left
-                constants = _ANALYSIS.integer_constants_as_literals(func_ir, expr, block.scope, inst.loc)
+                # once: a second pass finds no such constant left
+                constants = _ANALYSIS.constants_as_literals(func_ir, expr, block.scope, inst.loc)
                 if constants:
                     self.prefix[id(inst)] = constants
             if callee is cuda.local.array:
@@ -144,6 +144,7 @@ class TagCoopCallSites(Rewrite):
                             expr.kws = list(expr.kws) + [("_dtype_from", source)]
                 name = callee.name if isinstance(callee, KernelFunction) else callee.__name__
                 if isinstance(callee, KernelFunction):
+                    _ANALYSIS.rename_keyword_aliases(expr, name, inst.loc, fname)
                     if name in _ANALYSIS.result_aliases:
                         after = _ANALYSIS.alias_result(func_ir, inst, _ANALYSIS.result_aliases[name][0], scope)
                     _PLAIN_FUNCTIONS.swap(func_ir, expr, name, inst.loc, fname)
