@@ -165,3 +165,64 @@ def kernel(src, dst):
 """)
     with pytest.raises(coop.ConflictingArgumentsError, match="block_prefix_callback_op= and prefix_op="):
         compile_cubin(module.kernel, (nb.types.int32[::1],) * 2, cc=(9, 0), block=64)
+
+
+# ---- the qualified storage constructors in kernels (NVIDIA's test_storage_foundation and
+# test_thread_data): keyword extents, alignas=, and a TempStorage indexed as bytes ----
+
+_STORAGE_SOURCE = """
+import {qualified} as M
+
+
+@cuda.jit
+def kernel(output, source):
+    t = cuda.threadIdx.x
+    canonical = M.ThreadData(items_per_thread=2, dtype=np.int32)
+    aligned = M.ThreadData(2, np.int32, alignas=16)
+    scratch = M.TempStorage(64, alignment=16)
+    canonical[0] = 3
+    canonical[1] = 5
+    aligned[0] = 7
+    aligned[1] = 11
+    scratch[t] = source[t]  # bytes of the storage's own, shared by the block
+    cuda.syncthreads()
+    output[t] = canonical[0] + canonical[1] + aligned[0] + aligned[1] + scratch[63 - t]
+"""
+
+
+def _storage_kernel(compiler):
+    qualified = "cuda.coop.numba_mlir" if compiler == "numba-cuda-mlir" else "cuda.coop.numba_cuda"
+    return kernel_for(compiler, _STORAGE_SOURCE.format(qualified=qualified)).kernel
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_qualified_storage_constructors_compile(compiler):
+    T = types_for(compiler)
+    compile_for(compiler, _storage_kernel(compiler), (T.int32[::1], T.uint8[::1]), cc=(9, 0), block=64)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_qualified_storage_constructors_on_the_device(compiler):
+    gpu_for(compiler)
+    source = np.random.default_rng(2).integers(0, 256, size=64).astype(np.uint8)
+    output = np.full(64, -1, np.int32)
+    _storage_kernel(compiler)[1, 64](output, source)
+    np.testing.assert_array_equal(output, 26 + source[::-1].astype(np.int32))
+
+
+@pytest.mark.compile
+def test_indexing_a_storage_needs_its_size():
+    from cuda.coop.numba_mlir import compile_cubin
+
+    module = module_from_source("""
+@cuda.jit
+def kernel(out):
+    scratch = coop.TempStorage(alignment=16)
+    scratch[0] = 1
+    out[0] = scratch[0]
+""")
+    with pytest.raises(coop.TempStorageError, match=r"indexed as bytes.*size_in_bytes") as info:
+        compile_cubin(module.kernel, (nb.types.int32[::1],), cc=(9, 0), block=32)
+    assert "scratch[0] = 1" in str(info.value) or "line" in str(info.value)

@@ -395,6 +395,65 @@ class PayloadDtypeAnalysis:
             self.replace_vars_stmt(stmt, {result: alias})
         return [copy]
 
+    # -- a TempStorage indexed as bytes (an IR edit, the same on both compilers' IR) -----
+
+    def storage_byte_view(self, func_ir, inst, scope) -> list:
+        """Make ``storage[i]`` / ``storage[i] = v`` index bytes of the storage's own.
+
+        NVIDIA's qualified ``TempStorage`` is opaque byte scratch that kernels may index.
+        ``inst`` is ``storage = TempStorage(size_in_bytes, ...)``; when the function indexes
+        ``storage`` (or a copy), a ``storage.reserve(size_in_bytes, np.uint8)`` is made right
+        after the constructor and the indexing reads and writes that shared array, which
+        calls using the storage never overwrite (a reservation).  Returns the assignments to
+        insert after ``inst`` ([] when the storage is not indexed).  Without a constant
+        ``size_in_bytes`` there is no extent to index: the named error points at the line.
+        """
+        import numpy as np
+
+        ir = self.ir
+        storage = inst.target.name
+        uses = []
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                    base = stmt.target
+                elif (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                      and stmt.value.op in ("getitem", "static_getitem")):
+                    base = stmt.value.value
+                else:
+                    continue
+                if self.root(func_ir, base).name == storage:
+                    uses.append((stmt, base))
+        if not uses:
+            return []
+        expr = inst.value
+        size = expr.args[0] if expr.args else dict(expr.kws).get("size_in_bytes")
+        size = self.constant(func_ir, size) if size is not None else None
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            from .._diagnostics import raise_at
+            from .._errors import TempStorageError
+
+            stmt = uses[0][0]
+            raise_at(TempStorageError(
+                "coop.TempStorage(): the storage is indexed as bytes, which needs a constant "
+                f"size_in_bytes of at least 1 (given: {size!r}); pass it, e.g. coop.TempStorage(256)"
+            ), getattr(stmt.loc, "filename", None), getattr(stmt.loc, "line", None),
+                getattr(getattr(func_ir, "func_id", None), "func_qualname", "?"))
+        loc, tag = inst.loc, id(inst)
+
+        def var(name, value):
+            v = ir.Var(scope, f"$coop_storage_{name}.{tag}", loc)
+            func_ir._definitions[v.name] = [value]
+            return v, ir.Assign(value, v, loc)
+
+        method, a1 = var("reserve", ir.Expr.getattr(inst.target, "reserve", loc))
+        count, a2 = var("bytes", ir.Const(size, loc))
+        dtype, a3 = var("uint8", ir.Global("uint8", np.uint8, loc))
+        view, a4 = var("view", ir.Expr.call(method, [count, dtype], (), loc))
+        for stmt, base in uses:
+            self.replace_vars_stmt(stmt, {base.name: view})
+        return [a1, a2, a3, a4]
+
     # -- cuda.local.array payloads (an IR edit, the same on both compilers' IR) ----------
 
     def coop_operands(self, func_ir) -> set:

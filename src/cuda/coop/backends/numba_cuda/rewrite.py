@@ -75,6 +75,9 @@ class InferPayloadDtypes(C.Rewrite):
                 _CHECKS.reject_reservation(func_ir, inst)
             if callee is TempStorage:
                 _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
+                after = _ANALYSIS.storage_byte_view(func_ir, inst, block.scope)  # a second pass: none left
+                if after:
+                    self.suffix[id(inst)] = after
             if (callee is not ThreadData or _ANALYSIS.has_dtype(func_ir, expr)
                     or any(k == DTYPE_FROM for k, _ in expr.kws)):
                 continue

@@ -152,6 +152,7 @@ class TagCoopCallSites(Rewrite):
                     _CHECKS.reject_constant_destinations(func_ir, expr, name, inst.loc, fname)
                 elif callee is TempStorage:
                     _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
+                    after = _ANALYSIS.storage_byte_view(func_ir, inst, scope)
                 with _lock:
                     site_id = next(_counter)
                     SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg)
