@@ -127,3 +127,13 @@ def pytest_configure(config):
     # Compile tests never need a driver; keep numba-cuda-mlir from probing for one
     # in ways that print warnings.
     os.environ.setdefault("NUMBA_CUDA_MLIR_QUIET", "1")
+
+
+@pytest.fixture
+def unchecked_kernels(monkeypatch):
+    """Compile this test's kernels with ``CUDA_COOP_CHECKED=0``: the run-time controls are
+    clamped to defined results instead of trapping (the documented opt-out).  The family
+    suites use it where one launch covers oversized, negative and empty controls on
+    purpose; kernelgen keeps kernels of the two modes apart (tests/kernelgen.py)."""
+    monkeypatch.setenv("CUDA_COOP_CHECKED", "0")
+

@@ -37,7 +37,12 @@ def module_from_source(source: str, compiler: str | None = None):
     header = HEADER if compiler == "numba-cuda-mlir" else HEADER.replace(
         "from numba_cuda_mlir import cuda", "from numba import cuda")
     source = header + textwrap.dedent(source)
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    # A dispatcher keeps the mode (run-time checks on or off) of its first compile, so
+    # kernels built while CUDA_COOP_CHECKED differs are different modules.
+    from cuda.coop import _env
+
+    mode = "checked" if _env.checked_mode() else "unchecked"
+    digest = hashlib.sha256(f"{mode}\n{source}".encode()).hexdigest()[:16]
     if digest in _MODULES:
         return _MODULES[digest]
     name = f"coop_genkernel_{digest}"

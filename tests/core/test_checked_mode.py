@@ -1,4 +1,5 @@
-"""Checked mode in the generated C++ (pure Python: plans and providers, no compiler)."""
+"""Run-time argument checks in the generated C++ (pure Python: plans and providers, no
+compiler).  They are on by default; ``CUDA_COOP_CHECKED=0`` turns them off."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ def _load_plan(**kw):
                      spec.PayloadArg(np.dtype("int32"), 4), **kw)
 
 
-@pytest.mark.parametrize("value,expected", [(None, False), ("", False), ("0", False), ("off", False),
-                                            ("1", True), ("yes", True)])
+@pytest.mark.parametrize("value,expected", [(None, True), ("", True), ("1", True), ("yes", True),
+                                            ("0", False), ("off", False), ("false", False), (" No ", False)])
 def test_env_var_is_read_on_each_call(monkeypatch, value, expected):
     if value is None:
         monkeypatch.delenv("CUDA_COOP_CHECKED", raising=False)
@@ -41,10 +42,9 @@ def test_check_only_in_checked_provider():
     checked = make_provider(plan.with_checks(SITE), LAUNCH)
     assert "cuda_coop_checked" not in plain.source
     assert "cuda_coop_checked::range_failed(" in checked.source
-    # The report names the call, the user's line and the argument; the assertion the line.
-    assert '"coop.load(coop.this_block(), ...) at my_kernels.py:42 in kernel"' in checked.source
-    assert '"my_kernels.py", 42u' in checked.source
-    assert '"valid_items in [0, TILE] (CUDA_COOP_CHECKED)"' in checked.source
+    # The report names the call and the user's line, then the argument and its range.
+    assert ('range_failed("coop.load(coop.this_block(), ...) at my_kernels.py:42 in kernel", "valid_items", '
+            '(long long)(valid_items), (long long)(0), (long long)(TILE));') in checked.source
     # The unchecked clamp is still there after the check: the check adds, it changes nothing else.
     assert "valid_items >= TILE" in plain.source and "valid_items >= TILE" in checked.source
     assert plain.symbol != checked.symbol
@@ -65,7 +65,19 @@ def test_call_without_runtime_arguments_generates_the_same_provider():
     plan = _load_plan()
     checked = plan.with_checks(SITE)
     assert checked.checked and checked.with_checks(("other.py", 1, "f")) is checked
-    assert make_provider(plan, LAUNCH).source == make_provider(checked, LAUNCH).source
+    provider = make_provider(checked, LAUNCH)
+    # Nothing to test at run time: the unchecked plan, its provider shared by identical
+    # calls on other lines (no site in its C++).
+    assert provider.plan is plan and not provider.plan.checked
+    assert provider.source == make_provider(plan, LAUNCH).source
+    assert make_provider(plan.with_checks(("other.py", 7, "g")), LAUNCH).symbol == provider.symbol
+
+
+def test_a_failed_check_traps_after_printing_the_report():
+    # NVIDIA's contract: PTX trap (an illegal instruction / launch failure), not a device
+    # assertion (cudaErrorAssert); the report goes out first, through printf.
+    assert "__trap();" in CHECKED_PRELUDE and "__assertfail" not in CHECKED_PRELUDE
+    assert CHECKED_PRELUDE.index('printf("cuda.coop: %s: %s=%lld is outside') < CHECKED_PRELUDE.rindex("fail(reporter)")
 
 
 def test_label_without_site():
@@ -75,7 +87,7 @@ def test_label_without_site():
 def test_quotes_in_a_site_are_escaped():
     plan = _load_plan(valid_items=INT64).with_checks(('we"ird\\name.py', 3, "k"))
     source = make_provider(plan, LAUNCH).source
-    assert '"we\\"ird\\\\name.py", 3u' in source
+    assert 'at we\\"ird\\\\name.py:3 in k"' in source
 
 
 def test_topk_sort_takes_k_only_when_checked():
@@ -86,7 +98,7 @@ def test_topk_sort_takes_k_only_when_checked():
     checked = plan.with_checks(SITE)
     assert [op.name for op in checked.operands][-1] == "k"
     source = make_provider(checked, LAUNCH).source
-    assert '"k in [0, TILE] (CUDA_COOP_CHECKED)"' in source
+    assert 'range_failed("coop.topk_max_keys(coop.this_block(), ...) at my_kernels.py:42 in kernel", "k", ' in source
     select = plan_topk_max_keys(spec.GroupArg("block"), spec.PayloadArg(np.dtype("int32"), 4), k=INT64,
                                 algorithm=spec.StringArg("radix_select"))
     assert [op.name for op in select.operands].count("k") == 1

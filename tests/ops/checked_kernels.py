@@ -1,9 +1,9 @@
-"""Kernels that each pass one run-time argument outside its range, for checked mode.
+"""Kernels that each pass one run-time argument outside its range, for the run-time checks.
 
-A checked failure ends the CUDA context, so the GPU tests (test_checked_mode.py) run
+A failed check ends the CUDA context (a trap), so the GPU tests (test_checked_mode.py) run
 these in a child process: ``python checked_kernels.py CASE GOOD BAD`` launches ``CASE`` with
 the valid value ``GOOD``, prints ``RESULT <json>``, then launches it with ``BAD``
-and prints ``RESULT <json>`` again (which it never reaches when checked mode traps).
+and prints ``RESULT <json>`` again (which it never reaches when the check traps).
 The compile tests import the same kernels.
 """
 
@@ -64,6 +64,50 @@ def run_length_kernel(src, dst, lengths, totals):
     totals[tid] = total
 
 
+@cuda.jit
+def store_kernel(src, dst, n):
+    block = coop.this_block()
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, items, valid_items=n)
+
+
+@cuda.jit
+def merge_sort_kernel(src, dst, n):
+    block = coop.this_block()
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.merge_sort_keys(block, items, valid_items=n, oob_default=2**30))
+
+
+@cuda.jit
+def neighbors_kernel(src, dst, n):
+    block = coop.this_block()
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.adjacent_difference(block, items, valid_items=n))
+
+
+@cuda.jit
+def radix_kernel(src, dst, n):
+    block = coop.this_block()
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.radix_sort_keys(block, items, begin_bit=n, end_bit=32))
+
+
+@cuda.jit
+def scan_kernel(src, dst, n):
+    tid = cuda.threadIdx.x
+    dst[tid] = coop.inclusive_sum(coop.this_warp(), src[tid], valid_items=n)
+
+
+KERNELS = {"load": load_kernel, "store": store_kernel, "reduce": reduce_kernel, "scan": scan_kernel,
+           "shuffle": shuffle_kernel, "topk": topk_kernel, "merge_sort": merge_sort_kernel,
+           "neighbors": neighbors_kernel, "radix": radix_kernel}
+PER_THREAD = ("reduce", "shuffle", "scan")  # one value per thread; the others 4
+
+
 def _source(rng, size):
     return rng.integers(-1000, 1000, size, dtype=np.int32)
 
@@ -82,11 +126,10 @@ def launch(case: str, value: int):
         run_length_kernel[1, THREADS](cuda.to_device(src), d_dst, cuda.to_device(lengths), d_totals)
         cuda.synchronize()
         return src, np.concatenate([d_dst.copy_to_host().astype(np.int64), d_totals.copy_to_host()])
-    size = THREADS if case in ("reduce", "shuffle") else TILE
+    size = THREADS if case in PER_THREAD else TILE
     src = _source(rng, size)
     d_dst = cuda.to_device(np.full(size, poison, np.int32))
-    kernel = {"load": load_kernel, "reduce": reduce_kernel, "shuffle": shuffle_kernel, "topk": topk_kernel}[case]
-    kernel[1, THREADS](cuda.to_device(src), d_dst, np.int64(value))
+    KERNELS[case][1, THREADS](cuda.to_device(src), d_dst, np.int64(value))
     cuda.synchronize()
     return src, d_dst.copy_to_host()
 

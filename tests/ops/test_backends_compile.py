@@ -319,9 +319,9 @@ def kernel(src, dst):
 
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_checked_mode_on_both_backends(compiler, monkeypatch):
-    """CUDA_COOP_CHECKED=1 (read when the kernel compiles): run-time arguments are tested
-    and a bad one traps with a report."""
-    monkeypatch.setenv("CUDA_COOP_CHECKED", "1")
+    """Run-time argument checks are the default (CUDA_COOP_CHECKED, read when the kernel
+    compiles): run-time arguments are tested and a bad one traps after a report."""
+    monkeypatch.delenv("CUDA_COOP_CHECKED", raising=False)
     module = kernel_for(compiler, """
 @cuda.jit
 def kernel(src, dst, n):
@@ -332,7 +332,11 @@ def kernel(src, dst, n):
     types = types_for(compiler)
     kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1], types.int32), cc=(9, 0),
                      block=128)
-    assert "trap" in kb.ptx and "vprintf" in kb.ptx
+    assert "trap;" in kb.ptx and "vprintf" in kb.ptx and "__assertfail" not in kb.ptx
+    monkeypatch.setenv("CUDA_COOP_CHECKED", "0")  # the opt-out: clamped, no report
+    kb = compile_for(compiler, module.kernel, (types.int32[::1], types.int32[::1], types.int32), cc=(9, 0),
+                     block=128)
+    assert "trap;" not in kb.ptx and "vprintf" not in kb.ptx
 
 
 RESERVE_KERNEL = """

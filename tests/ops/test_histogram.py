@@ -140,6 +140,7 @@ def run_histogram(dtype: str, items_per_thread: int, block=(128, 1, 1), seed=0):
             assert (read[row, b, threads * bpt:] == POISON).all()
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("items_per_thread", ITEMS)
 @pytest.mark.parametrize("dtype", SAMPLE_DTYPES)
@@ -147,6 +148,7 @@ def test_histogram_matrix(dtype, items_per_thread):
     run_histogram(dtype, items_per_thread)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype,items_per_thread", [("int32", 4), ("uint8", 16)])
 def test_histogram_multidimensional_block(dtype, items_per_thread):

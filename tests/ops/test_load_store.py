@@ -152,6 +152,7 @@ def run_load_store(kind, dtype, ipt, block=(128, 1, 1), seed=0):
             np.testing.assert_array_equal(sf[row, sl], exp_sf, err_msg="store full " + label)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -160,6 +161,7 @@ def test_load_store_matrix(kind, dtype, ipt):
     run_load_store(kind, dtype, ipt)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block", [(64, 2, 1), (8, 4, 4), (16, 6, 1)], ids=["2d", "3d", "2d-96"])
 @pytest.mark.parametrize("kind", ["block", "warp", "logical"])

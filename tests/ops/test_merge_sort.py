@@ -215,6 +215,7 @@ def run_merge_sort(dtype, ipt, block=(BLOCK, 1, 1), seed=0, block_only=False, la
                 np.testing.assert_array_equal(got_v[vdef], exp_v[vdef], err_msg="values (stability) " + label)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -222,6 +223,7 @@ def test_merge_sort_matrix(dtype, ipt):
     run_merge_sort(dtype, ipt)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block", [(8, 4, 4), (32, 2, 1)], ids=["3d-128", "2d-64"])
 def test_merge_sort_multidimensional_blocks(block):

@@ -181,6 +181,7 @@ def _checker(dtype):
     return lambda got, exp, msg: np.testing.assert_array_equal(got, exp, err_msg=msg)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -188,6 +189,7 @@ def test_neighbors_matrix(dtype, ipt):
     run_neighbors(dtype, ipt)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block", [(64, 2, 1), (8, 4, 4), (10, 5, 1)], ids=["2d", "3d", "2d-50"])
 def test_multidimensional_blocks(block):

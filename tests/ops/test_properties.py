@@ -217,6 +217,7 @@ def check_load_store(p: LoadStoreParams, d: dict) -> None:
         np.testing.assert_array_equal(d["sf"][row], exp_sf, err_msg=f"full store {v} {algo}")
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @PROPERTY_SETTINGS
 @given(p=load_store_params())
@@ -324,6 +325,7 @@ def check_scan(p: ScanParams, d: dict) -> None:
                     np.testing.assert_array_equal(got_agg, agg, err_msg=label + " (aggregate)")
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @PROPERTY_SETTINGS
 @given(p=scan_params())
@@ -434,6 +436,7 @@ def check_radix(p: RadixParams, d: dict) -> None:
                 np.testing.assert_array_equal(got_v[vdef], exp_v[vdef], err_msg="values (stability) " + label)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @PROPERTY_SETTINGS
 @given(p=radix_params())
@@ -547,6 +550,7 @@ def check_histogram(p: HistogramParams, d: dict) -> None:
             np.testing.assert_array_equal(got, expected, err_msg=f"{algo} {name} {v} block#{b} valid_items={vi}")
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @PROPERTY_SETTINGS
 @given(p=histogram_params())

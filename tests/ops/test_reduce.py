@@ -312,6 +312,7 @@ def run_batched(dtype, batches, seed=0):
 # Tests
 # ----------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -330,6 +331,7 @@ def block_only_cases(dtype):
     return [c for c in reduce_cases(dtype) if c.group == "block"]
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block,dtype,ipt", [((10, 5, 1), "int32", 4), ((16, 4, 2), "float64", 7)],
                          ids=["50-threads", "3d"])

@@ -174,6 +174,7 @@ def run_rld(vdt, ldt, runs, decoded, rel, block=(THREADS, 1, 1), seed=0):
         assert totals[b].tolist() == [total, total, total, total if runs == 1 else 0], label
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("vdt,ldt,runs,decoded,rel", config_cases(),
                          ids=[f"{c[0]}-{c[1]}-R{c[2]}-D{c[3]}" for c in config_cases()])
@@ -207,6 +208,7 @@ def kernel(values, lengths, woff, win, rel_out, tot_out, dst, into_rel, into_tot
 """).kernel
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("odt", ["uint32", "uint64"])
 def test_total_decoded_size_and_decoded_offset_dtype(odt):
@@ -268,6 +270,7 @@ def kernel(values, lengths, woff, win, rel_out, tot_out):
 """).kernel
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ldt", ["int32", "int64", "uint32", "uint64"])
 def test_window_offset_total_and_relative_offsets_in_the_lengths_dtype(ldt):
@@ -302,6 +305,7 @@ def test_window_offset_total_and_relative_offsets_in_the_lengths_dtype(ldt):
         assert (tot_out[b] == min(total, lmax)).all(), label
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 def test_run_length_decode_multidimensional_block():
     run_rld("float32", "int32", 3, 4, "int32", block=(8, 4, 2), seed=4)

@@ -262,6 +262,7 @@ def run_scan(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
 # Tests
 # ----------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -269,6 +270,7 @@ def test_scan_matrix(dtype, ipt):
     run_scan(dtype, ipt)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block,dtype,ipt", [((10, 5, 1), "int32", 4), ((16, 4, 2), "float64", 7)],
                          ids=["50-threads", "3d"])

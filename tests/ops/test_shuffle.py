@@ -113,6 +113,7 @@ def run_shuffle(dtype, ipt, block=(128, 1, 1), seed=0):
                                           err_msg=f"{mode} {case_dist} {dtype} block#{b} d={dist[b]}")
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -120,6 +121,7 @@ def test_shuffle_matrix(dtype, ipt):
     run_shuffle(dtype, ipt)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block", [(8, 4, 4), (10, 5, 1)], ids=["3d", "2d-50"])
 def test_multidimensional_blocks(block):

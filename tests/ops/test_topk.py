@@ -151,6 +151,7 @@ def run_topk(dtype, ipt, block=(BLOCK, 1, 1), seed=0, launch=gpu_launch):
                             label=f"{op} {dtype} ipt={ipt} block#{b} k={k} valid={vi}")
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -158,6 +159,7 @@ def test_topk_matrix(dtype, ipt):
     run_topk(dtype, ipt)
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("block", [(8, 4, 4), (16, 6, 1)], ids=["3d-128", "2d-96"])
 def test_topk_multidimensional_blocks(block):
@@ -200,6 +202,7 @@ def kernel(keys, out_hi, out_lo, out_pos, ks, valid, begins, ends):
 """ + "".join(rows)).kernel
 
 
+@pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["int32", "uint64", "float32", "int16"])
 def test_topk_bit_range(dtype):

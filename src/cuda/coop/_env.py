@@ -20,10 +20,11 @@ ENV = {
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
     "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile), 1 or 0",
-    "CUDA_COOP_CHECKED": "1 compiles run-time argument checks into the kernels compiled from then on: an "
+    "CUDA_COOP_CHECKED": "0/false/off compiles kernels without run-time argument checks (on by default: an "
                          "out-of-range valid_items, distance, bit range, k or run-length input prints the call "
-                         "and its kernel line and ends the launch with a device-side assertion (default: such "
-                         "values are clamped to defined results); see the checked-mode section of concepts",
+                         "and its kernel line and ends the launch with a device trap, as NVIDIA's cuda.coop "
+                         "does; with 0 such values are clamped to defined results); read when a kernel "
+                         "compiles; see the run-time checks section of concepts",
     "CUDA_COOP_NO_LIBRARY_PINNING": "1 leaves the choice of NVRTC, nvJitLink and NVVM to cuda-pathfinder "
                                     "(by default cuda-coop loads those of cuda-bindings' CUDA major)",
 }
@@ -67,8 +68,10 @@ def cccl_root_override() -> Path | None:
 
 
 def checked_mode() -> bool:
-    """Whether kernels compiled now get run-time argument checks (``CUDA_COOP_CHECKED``)."""
-    return truthy(os.environ.get("CUDA_COOP_CHECKED"))
+    """Whether kernels compiled now get run-time argument checks: yes unless
+    ``CUDA_COOP_CHECKED`` is 0/false/no/off (an empty value keeps the default)."""
+    value = os.environ.get("CUDA_COOP_CHECKED")
+    return value is None or not value.strip() or truthy(value)
 
 
 def library_pinning_enabled() -> bool:

@@ -402,15 +402,19 @@ class CallPlan:
     sync: bool = True  # end with a barrier when storage was used (auto_sync)
     # Per-call lowering facts: e.g. payload dtypes inferred for ThreadData operands.
     notes: tuple = ()
-    # Checked mode (CUDA_COOP_CHECKED=1, see core.cpp.CHECKED_PRELUDE): the generator
-    # tests each run-time argument before narrowing it and traps when it is out of
-    # range, instead of clamping.  ``checked_operands`` are operands that only the
+    # Checked mode (the default; CUDA_COOP_CHECKED=0 turns it off, see
+    # core.cpp.CHECKED_PRELUDE): the generator tests each run-time argument before
+    # narrowing it and traps when it is out of range, instead of clamping.  ``checked_operands`` are operands that only the
     # checks read (a TopK k that the sort itself never needs); they join ``operands``
     # in :meth:`with_checks`, so unchecked providers keep their ABI.  ``checked_site``
     # (file name, line, function) names the user's line in the report.
     checked: bool = False
     checked_operands: tuple = ()
     checked_site: tuple = ()
+    # The plan with_checks() was called on: a checked plan whose generator emitted no check
+    # (no run-time argument to test) falls back to it, so it keeps its provider's ABI and C++
+    # (the site then names no line, and identical calls share one provider).
+    unchecked: "CallPlan | None" = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def call(self) -> str:
@@ -422,7 +426,7 @@ class CallPlan:
         if self.checked:
             return self
         return replace(self, checked=True, operands=self.operands + self.checked_operands, checked_operands=(),
-                       checked_site=site)
+                       checked_site=site, unchecked=self)
 
 
 @dataclass(frozen=True)

@@ -212,6 +212,7 @@ def _lower_operation(context, builder, sig, args, op_spec):
             ts = ts if isinstance(ts, spec.TempStorageArg) else None
         provider = make_provider(plan, launch, auto_sync=ts is None or ts.auto_sync is not False,
                                  callbacks=symbols)
+        plan = provider.plan  # the checked plan, or the unchecked one when it tests nothing (its ABI)
         build, item = _build(provider, launch.cc)
     except CoopError as exc:
         _raise_here(exc)
