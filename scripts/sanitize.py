@@ -1,16 +1,31 @@
 #!/usr/bin/env python3
-"""compute-sanitizer over representative kernels of every family: a per-tool, per-family table.
+"""compute-sanitizer over cuda-coop's kernels: a per-tool, per-group table, per compiler.
 
-    python scripts/sanitize.py [--tools memcheck,racecheck,synccheck,initcheck] [--families ...]
+    python scripts/sanitize.py [--compiler numba-cuda-mlir|numba-cuda|both]
+                               [--tools memcheck,racecheck,synccheck,initcheck] [--groups ...]
 
-pytest under the sanitizer is far too slow, so this runs the GPU tests' own
-kernel drivers (each checks its results against NumPy) directly: first once
-without the sanitizer (compiles every kernel and fills the provider cache), then
-once per tool in a child process under ``compute-sanitizer --tool <tool>``.  The
-child prints a marker line before each family and synchronizes after it, so
-every sanitizer report lands under the family that caused it.  Every algorithm,
-block and logical-warp groups and partial tiles are covered by the drivers'
-case lists.  Exit status 1 if any tool reported an error or a check failed.
+pytest under the sanitizer is too slow for the whole suite, so this runs three kinds of
+group, each checking its results against NumPy:
+
+- the 11 families (numba-cuda-mlir): the GPU tests' own kernel drivers, over every
+  algorithm, block and logical-warp groups and partial tiles.  They pass oversized,
+  negative and empty run-time controls on purpose, so they run with the checks off
+  (``CUDA_COOP_CHECKED=0``, the clamp contract);
+- ``checked``: the run-time checks compiled in (the default) and passed, for every
+  family that has a run-time argument (tests/ops/checked_kernels.py with its valid value);
+- the features added since the families were first sanitized, on each compiler: dynamic
+  scratch above 48 KiB, ``TempStorage.reserve()`` and byte indexing, clusters, complex and
+  half payloads, partial warp mappings and incomplete groups of warps, payload inference
+  (aliases, the ``None`` that ``coop.load`` returns), exclusive storage reused in a loop,
+  NumPy integer arguments and NVIDIA's enums: their GPU test files, run by pytest in the
+  sanitized process, one group per file.
+
+Every child runs once without the sanitizer first (compiles each kernel, fills the provider
+cache), then once per tool under ``compute-sanitizer --tool <tool>``; the children of all
+tools run at once (one GPU, many cores).  A child prints a marker line before each group
+and its check result after it, so every report lands under the group that caused it.
+Exit status 1 if any tool reported a finding or a check failed.  Logs go to ``--log-dir``
+(``$OUT`` on the device machine).
 """
 
 from __future__ import annotations
@@ -22,11 +37,18 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MARK = "@@sanitize family "
+MARK = "@@sanitize group "
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+COMPILERS = ("numba-cuda-mlir", "numba-cuda")
+
+# The GPU test files of the features, run for each compiler their tests are parametrized by.
+FEATURES = ("dynamic_shared", "reserve", "cluster_reduce", "complex_payloads", "half_precision", "groups",
+            "payload_inference", "storage_ordering", "numpy_integer_arguments", "qualified_namespace",
+            "backends_gpu", "local_and_scalar_payloads")
 
 
 def _families():
@@ -59,16 +81,29 @@ def _families():
     }
 
 
-def run_families(names) -> int:
-    """Child mode: run each family's drivers, a marker line before each."""
+def _checked_cases():
+    """The run-time checks compiled in and passed: each case of checked_kernels with its valid value."""
+    from tests.ops import checked_kernels as ck
+    from tests.ops.test_checked_mode import CASES
+
+    return [lambda case=case: ck.launch(case, CASES[case][0]) for case in CASES]
+
+
+def run_groups(names) -> int:
+    """Child mode: run each group's drivers, a marker line before each."""
     from numba_cuda_mlir import cuda
 
     failed = 0
-    table = _families()
     for name in names:
         print(f"{MARK}{name}", flush=True)
         try:
-            for driver in table[name]:
+            if name == "checked":
+                os.environ.pop("CUDA_COOP_CHECKED", None)  # the default: checks compiled in
+                drivers = _checked_cases()
+            else:
+                os.environ["CUDA_COOP_CHECKED"] = "0"  # the drivers' out-of-range controls clamp
+                drivers = _families()[name]
+            for driver in drivers:
                 driver()
             cuda.synchronize()
             print(f"@@check {name} ok", flush=True)
@@ -78,32 +113,91 @@ def run_families(names) -> int:
     return 1 if failed else 0
 
 
-def _errors_per_family(output: str) -> tuple[dict, dict]:
-    errors, checks, family = {}, {}, None
+class _GroupPerFile:
+    """pytest plugin: a marker line before each test file's first test, its check after the last."""
+
+    def __init__(self):
+        self.current, self.failed = None, set()
+
+    def _close(self):
+        if self.current is not None:
+            state = "FAILED" if self.current in self.failed else "ok"
+            print(f"@@check {self.current} {state}", flush=True)
+
+    def pytest_runtest_setup(self, item):
+        group = Path(str(item.fspath)).stem.removeprefix("test_")
+        if group != self.current:
+            self._close()
+            self.current = group
+            print(f"{MARK}{group}", flush=True)
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            self.failed.add(self.current)
+
+    def pytest_sessionfinish(self):
+        self._close()
+
+
+def run_features(compiler: str, names) -> int:
+    """Child mode: the features' GPU tests on ``compiler`` (one group per test file)."""
+    import pytest
+
+    files = [str(ROOT / "tests" / "ops" / f"test_{name}.py") for name in names]
+    # Tests not parametrized by compiler (their ids do not name one) run on numba-cuda-mlir.
+    select = ("not numba-cuda or numba-cuda-mlir" if compiler == "numba-cuda-mlir"
+              else "numba-cuda and not numba-cuda-mlir")
+    args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-m", "gpu", "-k", select,
+            "--rootdir", str(ROOT), *files]
+    return 1 if pytest.main(args, plugins=[_GroupPerFile()]) not in (0, 5) else 0
+
+
+def _errors_per_group(output: str) -> tuple[dict, dict]:
+    errors, checks, group = {}, {}, None
     for line in output.splitlines():
         if line.startswith(MARK):
-            family = line[len(MARK):].strip()
-            errors.setdefault(family, 0)
+            group = line[len(MARK):].strip()
+            errors.setdefault(group, 0)
         elif line.startswith("@@check "):
             parts = line.split()
             checks[parts[1]] = parts[2]
-        elif family is not None and re.match(r"=+ (Error|Warning|Invalid|Uninitialized|Barrier|Program hit)\b", line) \
+        elif group is not None and re.match(r"=+ (Error|Warning|Invalid|Uninitialized|Barrier|Program hit)\b", line) \
                 and "SUMMARY" not in line:
-            errors[family] += 1
+            errors[group] += 1
     return errors, checks
+
+
+def _children(compiler: str, groups) -> dict:
+    """label -> the child command lines this compiler runs."""
+    me = [sys.executable, str(Path(__file__).resolve()), "--child"]
+    families = [g for g in groups if g in _FAMILY_NAMES or g == "checked"]
+    features = [g for g in groups if g in FEATURES]
+    children = {}
+    if compiler == "numba-cuda-mlir" and families:
+        children["families"] = me + ["groups", "--groups", ",".join(families)]
+    if features:
+        children["features"] = me + ["features", "--compiler", compiler, "--groups", ",".join(features)]
+    return children
+
+
+_FAMILY_NAMES = ("load_store", "reduce", "scan", "exchange", "shuffle", "merge_sort", "radix", "topk",
+                 "histogram", "neighbors", "run_length")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compiler", default="both", choices=(*COMPILERS, "both"))
     parser.add_argument("--tools", default=",".join(TOOLS))
-    parser.add_argument("--families", default="")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--groups", default="", help="families, 'checked' and feature files (default: all)")
+    parser.add_argument("--child", choices=("groups", "features"), help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", default=os.environ.get("OUT", "sanitize-logs"))
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    names = [n for n in args.families.split(",") if n] or list(_families())
-    if args.child:
-        return run_families(names)
+    names = [n for n in args.groups.split(",") if n] or [*_FAMILY_NAMES, "checked", *FEATURES]
+    if args.child == "groups":
+        return run_groups(names)
+    if args.child == "features":
+        return run_features(args.compiler, names)
     sanitizer = shutil.which("compute-sanitizer") or next(
         (str(p) for p in Path("/usr/local").glob("cuda*/bin/compute-sanitizer")), None)
     if sanitizer is None:
@@ -111,42 +205,56 @@ def main(argv=None) -> int:
         return 1
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    child = [sys.executable, str(Path(__file__).resolve()), "--child", "--families", ",".join(names)]
-    t0 = time.time()
-    warm = subprocess.run(child, env=env, capture_output=True, text=True, cwd=ROOT)
-    _, checks = _errors_per_family(warm.stdout)
-    print(f"warm-up (no sanitizer): {time.time() - t0:.0f} s, checks: "
-          + ", ".join(f"{k}={v}" for k, v in checks.items()), flush=True)
-    if warm.returncode:
-        print(warm.stdout[-3000:], warm.stderr[-3000:])
+    compilers = COMPILERS if args.compiler == "both" else (args.compiler,)
+    children = {(c, label): cmd for c in compilers for label, cmd in _children(c, names).items()}
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    results, bad = {}, warm.returncode != 0
-    for tool in args.tools.split(","):
+
+    def run(key, tool):
+        cmd = children[key]
+        if tool is not None:
+            cmd = [sanitizer, "--tool", tool, "--print-limit", "100000", "--nvtx", "no",
+                   *(["--racecheck-report", "all"] if tool == "racecheck" else []), *cmd]
         t0 = time.time()
-        cmd = [sanitizer, "--tool", tool, "--print-limit", "100000", "--nvtx", "no", *child]
-        if tool == "racecheck":
-            cmd[3:3] = ["--racecheck-report", "all"]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
-        (log_dir / f"sanitize-{tool}.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-        errors, checks = _errors_per_family(proc.stdout)
-        # racecheck ends with "RACECHECK SUMMARY: N hazards displayed (...)", the others with "ERROR SUMMARY".
-        summary = re.findall(r"(?:ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: (\d+) hazard)", proc.stdout)
-        summary = ["".join(pair) for pair in summary]
-        results[tool] = (errors, checks, summary[-1] if summary else "?", time.time() - t0)
-        bad |= any(errors.values()) or (summary and summary[-1] != "0") or proc.returncode != 0
-        print(f"{tool}: ERROR SUMMARY {results[tool][2]}, rc={proc.returncode}, {results[tool][3]:.0f} s", flush=True)
-    print()
-    print(f"{'family':<12}" + "".join(f"{t:>12}" for t in results))
-    for name in names:
-        cells = []
-        for tool, (errors, checks, _s, _t) in results.items():
-            cell = str(errors.get(name, "-"))
-            if checks.get(name) not in (None, "ok"):
-                cell += "!"  # its NumPy check failed under this tool
-            cells.append(f"{cell:>12}")
-        print(f"{name:<12}" + "".join(cells))
-    print("(findings per family; '!' = the family's NumPy check failed under that tool)")
+        name = f"sanitize-{key[0]}-{key[1]}-{tool or 'warm'}.log"
+        (log_dir / name).write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+        return key, tool, proc, time.time() - t0
+
+    bad = False
+    with ThreadPoolExecutor(max_workers=len(children)) as pool:  # warm-up: compile every kernel once
+        for key, _tool, proc, seconds in pool.map(lambda k: run(k, None), children):
+            _, checks = _errors_per_group(proc.stdout)
+            bad |= proc.returncode != 0
+            print(f"warm-up {key[0]} {key[1]} (no sanitizer): {seconds:.0f} s, rc={proc.returncode}, checks: "
+                  + ", ".join(f"{k}={v}" for k, v in checks.items()), flush=True)
+    tools = args.tools.split(",")
+    results = {}
+    with ThreadPoolExecutor(max_workers=len(children) * len(tools)) as pool:
+        jobs = [pool.submit(run, key, tool) for key in children for tool in tools]
+        for job in jobs:
+            key, tool, proc, seconds = job.result()
+            errors, checks = _errors_per_group(proc.stdout)
+            # racecheck ends with "RACECHECK SUMMARY: N hazards displayed (...)", the others with "ERROR SUMMARY".
+            summary = ["".join(pair) for pair in
+                       re.findall(r"(?:ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: (\d+) hazard)", proc.stdout)]
+            results[(key, tool)] = (errors, checks)
+            bad |= any(errors.values()) or (summary and summary[-1] != "0") or proc.returncode != 0
+            print(f"{key[0]} {key[1]} {tool}: SUMMARY {summary[-1] if summary else '?'}, rc={proc.returncode}, "
+                  f"{seconds:.0f} s", flush=True)
+    for compiler in compilers:
+        print(f"\n{compiler}")
+        print(f"{'group':<26}" + "".join(f"{t:>11}" for t in tools))
+        for key in (k for k in children if k[0] == compiler):
+            rows = {}
+            for tool in tools:
+                errors, checks = results[(key, tool)]
+                for group, count in errors.items():
+                    cell = str(count) + ("" if checks.get(group) == "ok" else "!")
+                    rows.setdefault(group, {})[tool] = cell
+            for group, cells in rows.items():
+                print(f"{group:<26}" + "".join(f"{cells.get(t, '-'):>11}" for t in tools))
+    print("(findings per group; '!' = the group's NumPy check failed, or did not finish, under that tool)")
     return 1 if bad else 0
 
 

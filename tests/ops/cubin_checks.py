@@ -23,10 +23,19 @@ def sass_calls(sass: str) -> list:
 
     ptxas implements __syncwarp on sm_70..sm_80 with an internal subroutine
     (``__cuda_sm70_warpsync``) and some sm_80 loops with ``CALL.REL.NOINC`` to a
-    label of the same function (``.L_x_N``): neither is a call into a provider.
+    label of the same function (``.L_x_N``): neither is a call into a provider, nor is the
+    out-of-line report of a failed run-time check: the calls into ``cuda_coop_checked::*``
+    and the calls inside those subroutines (``vprintf``, through a register).
     """
-    return [l for l in sass.splitlines()
-            if "CALL" in l and "__cuda_sm" not in l and not re.search(r"CALL\.REL\.NOINC `\(\.L_x_\d+\)", l)]
+    calls, in_report = [], False
+    for line in sass.splitlines():
+        stripped = line.strip()
+        if stripped.endswith(":") and not stripped.startswith(".L_x_"):  # a function's label
+            in_report = "cuda_coop_checked" in stripped
+        if ("CALL" in line and not in_report and "__cuda_sm" not in line and "cuda_coop_checked" not in line
+                and not re.search(r"CALL\.REL\.NOINC `\(\.L_x_\d+\)", line)):
+            calls.append(line)
+    return calls
 
 
 def assert_inlined(kb, cc=None, *, nvdisasm=None):
@@ -36,7 +45,9 @@ def assert_inlined(kb, cc=None, *, nvdisasm=None):
     assert kb.cubin[:4] == b"\x7fELF"
     if cc is not None:
         assert f".target sm_{cc[0]}{cc[1]}" in kb.ptx
-    calls = re.findall(r"^\s*call.*$", kb.ptx, re.M)
+    from cuda.coop.backends._binary import remaining_calls
+
+    calls = remaining_calls(kb.ptx)  # the run-time checks' out-of-line report is not a wrapper
     assert not calls, f"a call survived LTO: {calls}"
     leftovers = sorted(set(re.findall(r"\bcoop_\w+", kb.ptx)))
     assert not leftovers, f"cuda-coop symbols survived LTO: {leftovers}"

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from .test_exchange import BLOCK_DTYPES, ITEMS, RANK_DTYPES, WARP_DTYPES, exchange_kernel
-from .cubin_checks import assert_inlined, compile_cubin
+from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
@@ -48,7 +48,7 @@ def test_gpu_test_kernels_compile(kind, dtype, ipt, nvdisasm):
         assert "bar.warp.sync" in kb.ptx and "bar.sync" not in kb.ptx.replace("bar.warp.sync", "")
     if nvdisasm:
         sass = kb.sass()
-        calls = [l for l in sass.splitlines() if "CALL" in l and "__cuda_sm" not in l]
+        calls = sass_calls(sass)
         assert not calls, calls
         assert "STS" in sass and "LDS" in sass
 

@@ -7,8 +7,10 @@ import re
 import numpy as np
 import pytest
 
+from cuda.coop.backends._binary import remaining_calls
+
 from .test_histogram import SAMPLE_DTYPES, histogram_kernel, kernel_argtypes
-from .cubin_checks import compile_cubin
+from .cubin_checks import compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
@@ -17,7 +19,7 @@ nb = pytest.importorskip("numba_cuda_mlir")
 
 def _no_calls(kb):
     assert kb.cubin[:4] == b"\x7fELF"
-    assert not re.search(r"^\s*call", kb.ptx, re.M), "a call survived LTO"
+    assert not remaining_calls(kb.ptx), "a call survived LTO"
     assert "coop_histogram" not in kb.ptx
 
 
@@ -40,8 +42,7 @@ def test_gpu_kernel_other_shapes(dtype, items, cc, block, nvdisasm):
         sass = kb.sass()
         # ptxas may branch to a local label around a predicated barrier
         # (``CALL.REL.NOINC `(.L_x_N)``); a call to any named function would be ours.
-        calls = [l for l in sass.splitlines()
-                 if "CALL" in l and "__cuda_sm" not in l and "`(.L_x_" not in l]
+        calls = sass_calls(sass)
         assert not calls, calls
         assert "ATOMS" in sass
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from .test_neighbors import DTYPES, ITEMS, neighbors_kernel
-from .cubin_checks import assert_inlined, compile_cubin
+from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
@@ -40,7 +40,7 @@ def test_gpu_test_kernels_compile(dtype, ipt, nvdisasm):
     assert "bar.sync" in kb.ptx or "barrier.sync" in kb.ptx
     if nvdisasm:
         sass = kb.sass()
-        calls = [l for l in sass.splitlines() if "CALL" in l and "__cuda_sm" not in l]
+        calls = sass_calls(sass)
         assert not calls, calls
 
 

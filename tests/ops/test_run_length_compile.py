@@ -7,8 +7,10 @@ import re
 import numpy as np
 import pytest
 
+from cuda.coop.backends._binary import remaining_calls
+
 from .test_run_length import CONFIGS, LENGTH_DTYPES, VALUE_DTYPES, kernel_argtypes, rld_kernel
-from .cubin_checks import compile_cubin
+from .cubin_checks import compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
@@ -17,7 +19,7 @@ nb = pytest.importorskip("numba_cuda_mlir")
 
 def _no_calls(kb):
     assert kb.cubin[:4] == b"\x7fELF"
-    assert not re.search(r"^\s*call", kb.ptx, re.M), "a call survived LTO"
+    assert not remaining_calls(kb.ptx), "a call survived LTO"
     assert "coop_run_length" not in kb.ptx
 
 
@@ -39,8 +41,7 @@ def test_gpu_kernel_other_configs(vdt, ldt, cc, block, nvdisasm):
     _no_calls(kb)
     if nvdisasm:
         sass = kb.sass()
-        calls = [l for l in sass.splitlines()
-                 if "CALL" in l and "__cuda_sm" not in l and "`(.L_x_" not in l]
+        calls = sass_calls(sass)
         assert not calls, calls
 
 

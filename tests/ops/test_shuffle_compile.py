@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from .test_shuffle import DTYPES, ITEMS, shuffle_kernel
-from .cubin_checks import assert_inlined, compile_cubin
+from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
@@ -35,7 +35,7 @@ def test_gpu_test_kernels_compile(dtype, ipt, nvdisasm):
     assert kb.shared_bytes() > 0 and ("bar.sync" in kb.ptx or "barrier.sync" in kb.ptx)
     if nvdisasm:
         sass = kb.sass()
-        calls = [l for l in sass.splitlines() if "CALL" in l and "__cuda_sm" not in l]
+        calls = sass_calls(sass)
         assert not calls, calls
         assert "STS" in sass and "LDS" in sass
 

@@ -72,8 +72,12 @@ class KernelBinary:
         return _cubin_register_count(self.cubin)
 
     def calls(self) -> int:
-        """``call`` instructions left in the post-LTO PTX: 0 when every CUB wrapper was inlined."""
-        return len(re.findall(r"^\s*(?:@!?%p\d+\s+)?call(?:\.uni)?\b", self.ptx, re.MULTILINE))
+        """``call`` instructions left in the post-LTO PTX: 0 when every CUB wrapper was inlined.
+
+        The out-of-line report of a failed run-time check (``cuda_coop_checked::*``, and the
+        ``vprintf`` it prints with) is not counted: it runs only on the way to a trap.
+        """
+        return len(remaining_calls(self.ptx))
 
     def summary(self) -> str:
         """One line: kernel, architecture, block, registers, shared memory and calls left."""
@@ -93,6 +97,15 @@ class KernelBinary:
 
     def __repr__(self) -> str:  # never the cubin's bytes
         return f"<KernelBinary {self.name} sm_{self.cc[0]}{self.cc[1]} block={self.block} cubin={len(self.cubin)} B>"
+
+
+_CALL = re.compile(r"^\s*(?:@!?%p\d+\s+)?call(?:\.uni)?\s*(?:\(\s*\w+\s*\)\s*,)?\s*([\w$.]+)", re.MULTILINE)
+
+
+def remaining_calls(ptx: str) -> list:
+    """The callees of the ``call`` instructions in ``ptx``, except the run-time checks' report path."""
+    return [callee for callee in _CALL.findall(ptx)
+            if "cuda_coop_checked" not in callee and callee != "vprintf"]
 
 
 _EIATTR_REGCOUNT = 0x2F  # in ".nv.info": (symbol index, registers) per function
