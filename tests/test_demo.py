@@ -144,6 +144,26 @@ def test_demo_kernels_cover_every_family_in_the_listed_order():
 
 
 @pytest.mark.compile
+def test_sass_size_from_the_cubin_is_nvdisasms_count(nvdisasm):
+    """The demo reads the SASS size from the cubin's code sections, with no tool: it must be
+    what nvdisasm lists, padding included."""
+    pytest.importorskip("numba_cuda_mlir")
+    if nvdisasm is None:
+        pytest.skip("nvdisasm not installed (the sass extra)")
+    import re
+
+    from cuda.coop._demo.command import compile_one
+    from cuda.coop._demo.kernels import DEMOS
+
+    for family in ("reduce", "radix", "run_length"):
+        for cc in ((8, 0), (9, 0)):
+            result = compile_one(DEMOS[family], cc, 4, want_sass=True)
+            listed = len(re.findall(r"^\s*/\*[0-9a-f]{4,}\*/", result["sass"], re.MULTILINE))
+            assert result["sass_instructions"] == listed > 0, (family, cc)
+            assert result["sass_bytes"] == 16 * listed
+
+
+@pytest.mark.compile
 @pytest.mark.parametrize("passed", [True, False])
 def test_demo_with_a_gpu_prints_the_check_and_the_time(monkeypatch, capsys, passed):
     """The text a GPU run prints, on a machine without one: the GPU probe and the run are

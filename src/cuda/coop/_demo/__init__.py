@@ -58,7 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--blocks", type=int, default=1024, metavar="N",
                         help="blocks of the GPU run (default: 1024 blocks of 128 threads)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the run's random data (default: 0)")
-    parser.add_argument("--sass", action="store_true", help="also print the SASS (needs nvdisasm)")
+    parser.add_argument("--sass", action="store_true", help="also print the SASS (needs nvdisasm: the sass extra)")
     # The top-level --json also applies: `python -m cuda.coop --json demo` and `demo --json` agree.
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print one JSON object instead of text")
