@@ -4,6 +4,9 @@ Prints the cuda-coop version, the compiler backend, NVRTC, nvJitLink, the CCCL a
 headers (paths and how each was found), the provider cache, the ``CUDA_COOP_*``
 variables in effect and the GPU.  Anything missing is reported, never raised.
 ``--json`` prints the same as one JSON object.
+
+``python -m cuda.coop demo`` compiles a real cooperative kernel and describes it (and, with
+a GPU, runs and times it): see ``cuda/coop/_demo``.
 """
 
 from __future__ import annotations
@@ -160,10 +163,28 @@ def render(info: dict) -> str:
     return "\n".join(lines)
 
 
+# --help is read in a terminal: plain text, not the RST of the docstring above.
+_DESCRIPTION = """\
+Without a command: print what cuda-coop finds on this machine (its version, numba-cuda-mlir's,
+NVRTC, nvJitLink, the CCCL and CUDA headers, the provider cache, the CUDA_COOP_* variables
+and the GPU), for bug reports.  Anything missing is reported, not raised."""
+
+_EPILOG = """\
+first steps: python -m cuda.coop demo compiles the README's kernel and describes it (no GPU
+needed); python -m cuda.coop demo --help lists the families and options."""
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cuda.coop", description=__doc__.splitlines()[0])
+    from . import _demo
+
+    parser = argparse.ArgumentParser(prog="python -m cuda.coop", description=_DESCRIPTION, epilog=_EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+    demo_parser = _demo.add_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "demo":
+        return _demo.main(args, demo_parser, _gpu)
     info = collect()
     print(json.dumps(info, indent=2) if args.json else render(info))
     return 0
