@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 __all__ = ["collect", "main"]
@@ -160,8 +161,13 @@ def render(info: dict) -> str:
     return "\n".join(lines)
 
 
+def _plain(rst: str) -> str:
+    """A docstring line as a terminal shows it: without reST's ``literal`` markup."""
+    return re.sub(r"``(.+?)``", r"\1", rst)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cuda.coop", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m cuda.coop", description=_plain(__doc__.splitlines()[0]))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     info = collect()
