@@ -70,7 +70,7 @@ if [ -z "$browser_skip" ] && [ ! -x "$chromium" ]; then
   browser_skip="no chromium at $chromium after apt-get install chromium (log: $logs/apt-chromium.log)"
 fi
 if [ -z "$browser_skip" ] && ! said=$("$chromium" --headless --no-sandbox --version 2>&1); then
-  browser_skip="$chromium does not run: $(echo "$said" | tr '\n' ' ' | cut -c1-200)"
+  browser_skip="$chromium does not run: $(printf '%s' "$said" | tr '\n' ' ' | cut -c1-200)"
 fi
 [ -n "$browser_skip" ] || echo "chromium: $chromium ($said)"
 
