@@ -15,6 +15,8 @@ pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "run_gpu_tests.py"
+if not SCRIPT.is_file():
+    pytest.skip("scripts/ is not in the sdist; the checkout runs these checks", allow_module_level=True)
 
 
 def _env(**extra):
