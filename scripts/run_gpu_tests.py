@@ -5,8 +5,11 @@
 
 Each shard is ``python -m pytest -m gpu`` with ``COOP_SHARD=i/N`` (see
 tests/conftest.py).  Prints each shard's summary and the totals, writes the
-outcome counts per test file to ``by-file.txt`` in the log folder, and exits
-non-zero if any shard failed.
+outcome counts per test file to ``by-file.txt`` in the log folder (``$OUT`` when
+set, else ``build/gpu-test-logs``, git-ignored), and exits non-zero if any shard
+failed.  Without a usable GPU (as numba-cuda-mlir's ``cuda.is_available()`` sees
+it, the test suite's own check) it runs nothing, prints one line saying so and
+exits 1: every GPU test would only have skipped.
 """
 
 from __future__ import annotations
@@ -22,12 +25,49 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 
+DEFAULT_LOG_DIR = "build/gpu-test-logs"  # build/ is git-ignored
+NEEDS_GPU = r"(?<!not )\bgpu\b"  # a -m expression that selects gpu tests: ask for a GPU first
+
+# What tests/conftest.py asks before it skips the gpu tests; prints why when there is no GPU.
+_GPU_PROBE = """
+import sys
+def why(exc):
+    text = " ".join(str(exc).replace("Error at driver init:", "").split()).strip(" :")
+    return f"{type(exc).__name__}: {text}"
+try:
+    from numba_cuda_mlir import cuda
+except Exception as exc:
+    print(f"numba-cuda-mlir does not import ({why(exc)})"); sys.exit(3)
+if not cuda.is_available():
+    try:
+        cuda.get_current_device()
+        print("numba_cuda_mlir.cuda.is_available() is False")
+    except Exception as exc:
+        print(why(exc))
+    sys.exit(3)
+"""
+
+
+def gpu_problem() -> str | None:
+    """Why this Python (the one that runs the shards) sees no GPU, or None when it sees one."""
+    probe = subprocess.run([sys.executable, "-c", _GPU_PROBE], capture_output=True, text=True)
+    if probe.returncode == 0:
+        return None
+    lines = (probe.stdout.strip() or probe.stderr.strip()).splitlines()
+    return lines[-1] if lines else f"the GPU probe exited with {probe.returncode}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("-j", "--jobs", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
-    parser.add_argument("--log-dir", default=os.environ.get("OUT", "gpu-test-logs"))
+    parser.add_argument("--log-dir", default=os.environ.get("OUT", DEFAULT_LOG_DIR))
     parser.add_argument("--marker", default="gpu")
     args, rest = parser.parse_known_args(argv)
+    if re.search(NEEDS_GPU, args.marker):
+        problem = gpu_problem()
+        if problem is not None:
+            print(f"run_gpu_tests.py: no GPU ({problem}); nothing run", file=sys.stderr)
+            return 1
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = []

@@ -3,8 +3,11 @@
 Browser tests (marker ``browser``) need Playwright (``docs/requirements.txt``) and
 Debian's ``chromium`` (``apt-get install chromium``); Playwright never downloads a browser
 here.  Where Playwright is not installed (the CUDA test venvs) the browser test module is
-not collected at all.  They test the HTML in ``COOP_DOCS_HTML`` (default
-``docs/_build/html``), building it first when it is missing.  Screenshots go to
+not collected at all; where it is but no chromium runs (``COOP_CHROMIUM``, else
+``/usr/bin/chromium`` or ``chromium`` on ``PATH``), every browser test skips with a reason
+that says what is missing and how to get it (those that need no browser still run), unless ``COOP_REQUIRE_BROWSER=1`` (CI's docs
+stage), which makes that a usage error instead.  They test the HTML in ``COOP_DOCS_HTML``
+(default ``docs/_build/html``), building it first when it is missing.  Screenshots go to
 ``test-artifacts/explorers/`` (git-ignored).
 """
 
@@ -36,11 +39,66 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+GET_CHROMIUM = "apt-get install -y chromium (Debian), or set COOP_CHROMIUM=/path/to/chromium"
+
+
 def chromium_path() -> str | None:
-    for candidate in (os.environ.get("COOP_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+    """COOP_CHROMIUM when set (and only it), else /usr/bin/chromium, else chromium on PATH."""
+    explicit = os.environ.get("COOP_CHROMIUM")
+    candidates = [explicit] if explicit else ["/usr/bin/chromium", shutil.which("chromium")]
+    for candidate in candidates:
         if candidate and Path(candidate).is_file():
             return candidate
     return None
+
+
+_browser_problem: list = []  # [reason or None] once asked
+
+
+def browser_problem() -> str | None:
+    """Why the browser tests cannot run here (what is missing, how to get it), or None."""
+    if importlib.util.find_spec("playwright") is None:
+        return "Playwright is not installed: python -m pip install -r docs/requirements.txt"
+    explicit = os.environ.get("COOP_CHROMIUM")
+    exe = chromium_path()
+    if exe is None:
+        where = f"COOP_CHROMIUM={explicit} is not a file" if explicit else \
+            "no chromium at /usr/bin/chromium or on PATH"
+        return f"{where}; the browser tests drive the system's chromium (Playwright never downloads one): {GET_CHROMIUM}"
+    try:
+        # Ubuntu's chromium deb is a stub that asks for the snap: it is there but does not run.
+        probe = subprocess.run([exe, "--headless", "--no-sandbox", "--version"], capture_output=True,
+                               text=True, timeout=60)
+        ok, said = probe.returncode == 0, (probe.stdout + probe.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        ok, said = False, f"{type(exc).__name__}: {exc}"
+    if not ok:
+        said = " ".join(said.split())[:200] or "no output"
+        return f"{exe} does not run ({exe} --version: {said}); {GET_CHROMIUM}"
+    return None
+
+
+def _cached_browser_problem() -> str | None:
+    if not _browser_problem:
+        _browser_problem.append(browser_problem())
+    return _browser_problem[0]
+
+
+def pytest_collection_modifyitems(config, items):
+    # The tests that drive chromium (through the page or browser_context fixture); the other
+    # browser tests (the built HTML, the data) run anyway.
+    browser = [item for item in items if item.get_closest_marker("browser") is not None
+               and "browser_context" in getattr(item, "fixturenames", ())]
+    if not browser:
+        return
+    problem = _cached_browser_problem()
+    if problem is None:
+        return
+    if os.environ.get("COOP_REQUIRE_BROWSER") == "1":
+        raise pytest.UsageError(f"COOP_REQUIRE_BROWSER=1 but the browser tests cannot run: {problem}")
+    skip = pytest.mark.skip(reason=problem)
+    for item in browser:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -56,9 +114,10 @@ def docs_html() -> Path:
 def browser_context():
     from playwright.sync_api import sync_playwright
 
+    problem = _cached_browser_problem()
+    if problem is not None:  # the browser tests were marked skip at collection; another user of this fixture
+        pytest.skip(problem)
     exe = chromium_path()
-    if exe is None:
-        pytest.fail("no chromium: apt-get install -y chromium (or set COOP_CHROMIUM)")
     profile = tempfile.mkdtemp(prefix="coop-chromium-profile-")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
