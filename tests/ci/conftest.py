@@ -1,8 +1,8 @@
 """Tests of the ci/ packaging scripts (ci/lint_recipe.py, ci/build_conda.py).
 
-They need what those scripts need: PyYAML, zstandard and packaging >= 24.2 (SPDX), i.e. the
-CI tools venv (ci/requirements-tools.txt), where ci/offline_checks.sh runs them. In an
-environment without those (the CUDA test venvs) the modules are not collected at all.
+They need what those scripts need: PyYAML, zstandard, jsonschema and packaging >= 24.2
+(SPDX), as the CI tools venv has them (ci/requirements-tools.txt; ci/offline_checks.sh runs
+them there). In an environment without those (the CUDA test venvs) they are not collected.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 CI = Path(__file__).resolve().parents[2] / "ci"
-NEEDS = ("yaml", "zstandard", "packaging.licenses")
+NEEDS = ("yaml", "zstandard", "jsonschema", "packaging.licenses")
 
 
 def _missing() -> list[str]:
