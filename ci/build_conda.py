@@ -1,21 +1,28 @@
 """Build both cuda-coop conda variants from recipe/ and verify what was built.
 
-    python ci/build_conda.py --offline --output ci-venvs/conda-out       # CI: no conda channel
-    python ci/build_conda.py --channel conda-forge --output output       # pixi task build-conda
+    python ci/build_conda.py --offline    # no conda channel needed (CI; any machine with PyPI)
+    python ci/build_conda.py              # from conda-forge: the publishable build (pixi task build-conda)
+    python ci/build_conda.py --channel URL_OR_NAME [--channel ...]   # other channels (mirrors, local folders)
+
+Both write cuda-coop-<version>-cuda12_*.conda and cuda13_* into output/noarch/ (--output DIR
+to change), through py-rattler-build's Python API (PyPI's py-rattler-build has no CLI).
 
 --offline builds a wheel of this checkout with pip, unpacks it, and builds from a copy of
 recipe/recipe.yaml rewritten by offline_recipe() below: no host requirements, a script that
 copies the unpacked wheel into site-packages, a build string ending in `_offline`. That
 build needs no channel at all (the channel passed is an empty local folder); its artifacts
 are for checks only. The published recipe itself has no offline switch (conda-forge: no
-selectors in a noarch recipe). --channel builds recipe/recipe.yaml as it is (`pip install .`
-with host packages from that channel), then runs the recipe's tests.
+selectors in a noarch recipe). The channel build (the default, conda-forge) builds
+recipe/recipe.yaml as it is (`pip install .` with python, pip and hatchling from the
+channel), then runs the recipe's tests: it needs every channel reachable, and says so in
+one line (channel_problem()) before rattler-build would fail with "Failed to resolve
+dependencies".
 
 Either way each .conda is read back (info/index.json, info/hash_input.json, the payload)
 and must carry: the pyproject version, noarch python, the run pins of its CUDA major from
 ci/pins.toml, the cccl run constraint, every file of src/cuda/ under site-packages/, no
 site-packages/cuda/__init__.py (PEP 420), and dist-info of the same version.
-Needs py-rattler-build, py-rattler, zstandard, packaging (the CI tools venv).
+Needs py-rattler-build, py-rattler, zstandard, packaging, PyYAML (ci/requirements-tools.txt).
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ import sys
 import tarfile
 import tempfile
 import tomllib
+import urllib.error
+import urllib.parse
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -102,6 +112,60 @@ def offline_recipe(recipe: dict, site: Path) -> dict:
     }
     rec["requirements"].pop("host", None)
     return rec
+
+
+DEFAULT_CHANNEL = "conda-forge"
+CHANNEL_ALIAS = "https://conda.anaconda.org/"  # how rattler-build expands a bare channel name
+OFFLINE_HINT = ("`python ci/build_conda.py --offline` builds both variants without any channel "
+                "(check-only packages, build strings *_offline)")
+
+
+def channel_url(channel: str) -> str:
+    """The URL rattler-build would use for a --channel value: a name, a URL or a local folder."""
+    if "://" in channel:
+        return channel.rstrip("/")
+    if channel.startswith((".", "/", "~")):
+        return Path(channel).expanduser().resolve().as_uri()
+    return CHANNEL_ALIAS + channel.strip("/")
+
+
+def channel_problem(channel: str, timeout_s: float = 10.0) -> str | None:
+    """Why ``channel`` cannot serve a build (one line), or None when it answers.
+
+    A remote channel must answer a HEAD request for noarch/repodata.json (any HTTP answer but
+    404 counts: the host is there); a local one must be a folder with noarch/repodata.json.
+    """
+    url = channel_url(channel)
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "file":
+        folder = Path(urllib.parse.unquote(parsed.path))
+        if not (folder / "noarch" / "repodata.json").is_file():
+            return f"{folder} has no noarch/repodata.json"
+        return None
+    probe = f"{url}/noarch/repodata.json"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(probe, method="HEAD"), timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code} for {probe}" if exc.code == 404 else None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        return f"{type(reason).__name__}: {reason}" if isinstance(reason, BaseException) else str(reason)
+    except TimeoutError:
+        return f"no answer from {probe} within {timeout_s:g} s"
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def unreachable_channels(channels: list[str]) -> list[str]:
+    """One line per channel that cannot serve the build (empty when all can)."""
+    lines = []
+    for channel in channels:
+        problem = channel_problem(channel)
+        if problem:
+            lines.append(f"cannot reach conda channel {channel_url(channel)} ({problem}): the channel build "
+                         f"takes python, pip and hatchling from it and runs the recipe's tests; {OFFLINE_HINT}")
+    return lines
 
 
 def build(args, workdir: Path) -> list[Path]:
@@ -180,12 +244,22 @@ def verify(rep: Report, artifacts: list[Path], offline: bool) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    mode = ap.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--offline", action="store_true", help="no channel: package a wheel built here")
-    mode.add_argument("--channel", action="append", help="conda channel for the normal build (repeatable)")
-    ap.add_argument("--output", default="output")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--offline", action="store_true",
+                      help="no channel: package a wheel built here (check-only, build strings *_offline)")
+    mode.add_argument("--channel", action="append",
+                      help=f"conda channel for the publishable build (repeatable; default {DEFAULT_CHANNEL})")
+    ap.add_argument("--output", default="output", help="output folder (default: output)")
     ap.add_argument("--verify-only", action="store_true", help="check the artifacts already in --output")
     args = ap.parse_args()
+    if not args.offline and not args.channel:
+        args.channel = [DEFAULT_CHANNEL]
+    if not args.offline and not args.verify_only:
+        problems = unreachable_channels(args.channel)
+        if problems:
+            for line in problems:
+                print(f"FAIL: conda: {line}", file=sys.stderr, flush=True)
+            return 2
     rep = Report("conda")
     with tempfile.TemporaryDirectory() as tmp:
         if args.verify_only:

@@ -33,6 +33,9 @@ PIXI_TASKS = {  # the commands CI and ci/test_matrix.sh run; {major} is the CUDA
     "test-gpu": "python -m pytest -m gpu",
     "check-headers": "python ci/check_headers.py --cuda {major}",
 }
+# The packagers' build command of README and docs/packaging.rst: its defaults build both
+# variants from conda-forge into output/. CI runs the same script with --offline.
+BUILD_CONDA_TASK = "python ci/build_conda.py"
 
 
 def norm_req(text: str) -> str:
@@ -218,9 +221,11 @@ def check_task_parity(rep: Report, root: Path) -> None:
         shell_form = cmd.format(major='"$major"')
         rep.check(shell_form in runner, f"ci/test_matrix.sh runs pixi task {name}", shell_form)
     build = task_cmd(tomllib.loads((root / "pixi.toml").read_text())["feature"]["build"]["tasks"]["build-conda"])
-    script = build.split()[1]  # python <script> --channel ...
+    rep.equal("pixi task build-conda", build, BUILD_CONDA_TASK)
     offline = (root / "ci" / "offline_checks.sh").read_text()
-    rep.check(f"{script} --offline" in offline, "ci/offline_checks.sh builds with the build-conda script", script)
+    script = BUILD_CONDA_TASK.split()[1]  # run there by the tools venv's python
+    rep.check(f"{script} --offline" in offline, "ci/offline_checks.sh builds with the build-conda script",
+              f"{script} --offline")
     wf = (root / ".github" / "workflows" / "ci.yml").read_text()
     for name in ("check-headers", "test"):
         rep.check(f"pixi run -e ${{{{ matrix.cuda }}}} {name}\n" in wf, f"workflow pixi leg runs task {name}")
@@ -252,6 +257,8 @@ MUTATIONS = [
      'sphinx = "==8.2.2"'),
     ("pixi bench loses nvcc", "pixi.toml", 'cuda-nvcc = "*"', 'cuda-nvvm = "*"'),
     ("pixi build backend unpinned", "pixi.toml", 'version = ">=0.4.6,<0.5" }', 'version = "*" }'),
+    ("pixi build-conda task differs from the packagers' command", "pixi.toml",
+     'build-conda = { cmd = "python ci/build_conda.py"', 'build-conda = { cmd = "python ci/build_conda.py --offline"'),
     ("variants cccl 2.8.3", "recipe/variants.yaml", '"2.8.2"', '"2.8.3"'),
     ("variants python_min 3.10", "recipe/variants.yaml", '  - "3.11"', '  - "3.10"'),
     ("recipe version 0.1.1", "recipe/recipe.yaml", 'version: "0.1.0"', 'version: "0.1.1"'),

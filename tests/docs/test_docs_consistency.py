@@ -169,3 +169,15 @@ def test_every_operation_shows_its_generated_signature():
 
 def test_index_page_shows_an_explorer():
     assert re.search(r"^\.\. coop-explorer:: \w+", RST[DOCS / "index.rst"], re.M)
+
+
+def test_packaging_pin_table_matches_ci_pins():
+    """docs/packaging.rst shows every row of ci/pins.toml, with the values of both majors."""
+    pins = tomllib.loads((ROOT / "ci" / "pins.toml").read_text())
+    page = RST[DOCS / "packaging.rst"]
+    table = page.split(".. list-table:: ``ci/pins.toml``", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^   \* - ``(\w+)``\n     - ``([^`]*)``\n     - ``([^`]*)``", table, re.M)
+    assert rows, "no pin rows found under the ci/pins.toml list-table of docs/packaging.rst"
+    shown = {key: (cu12, cu13) for key, cu12, cu13 in rows}
+    want = {key: (str(pins["cu12"][key]), str(pins["cu13"][key])) for key in pins["cu12"] if key != "cuda_major"}
+    assert shown == want, "docs/packaging.rst's pin table differs from ci/pins.toml"
