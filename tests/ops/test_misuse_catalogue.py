@@ -140,6 +140,81 @@ def test_operator_result_dtype_differs_from_the_values(label, call):
           fix="make it return int32", line=f"{label}=float_add")
 
 
+DIFFERENCE = """
+@cuda.jit(device=True)
+def minus(a, b):
+    return a - b
+"""
+
+
+@pytest.mark.parametrize("label, call", [
+    ("compare_op", "coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), items, "
+                   "compare_op=minus))"),
+    ("flag_op", "coop.store(coop.this_block(), dst, coop.discontinuity(coop.this_block(), items, "
+                "flag_op=minus))"),
+], ids=["merge_sort_compare_op", "discontinuity_flag_op"])
+def test_predicate_that_returns_a_number(label, call):
+    # A predicate returning a - b would be read as "not zero": a wrong order, wrong flags.
+    exc, module = compile_error(f"""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        {call}
+    """, prelude=DIFFERENCE)
+    check(exc, module, coop.DtypeMismatchError,
+          names=[f"{label}=device function minus", "returns int64", "must return a bool"],
+          fix="return a comparison", line=f"{label}=minus")
+
+
+# -- 4b. impossible block shapes at the launch line, also for kernels that only query groups ---
+
+QUERY_ONLY = """
+@cuda.jit
+def kernel(dst):
+    dst[cuda.threadIdx.x] = coop.this_block().rank()
+    coop.this_block().sync()
+"""
+
+
+@pytest.mark.parametrize("compiler", ["numba-cuda-mlir", "numba-cuda"])
+@pytest.mark.parametrize("block, shown", [
+    (2048, "block=(2048, 1, 1) has x=2048"), ((32, 32, 2), "block=(32, 32, 2) has 2048 threads"),
+    (0, "block=(0, 1, 1) has x=0"), ((1, 1, 65), "z=65"),
+], ids=["2048", "32x32x2", "zero", "z65"])
+def test_impossible_block_shape_at_the_launch(compiler, block, shown):
+    from ..backends_param import kernel_for
+
+    kernel = kernel_for(compiler, QUERY_ONLY).kernel
+    with pytest.raises(coop.UnsupportedBlockShapeError) as info:
+        kernel[1, block]  # the launch configuration: no device needed, nothing compiled
+    message = str(info.value)
+    assert message.startswith("kernel[grid, block]: ") and shown in message, message
+    assert "launch with" in message.rsplit(";", 1)[-1] or "launch with" in message, message
+    tb = info.traceback
+    assert any("test_misuse_catalogue.py" in str(entry.path) and "kernel[1, block]" in str(entry.statement)
+               for entry in tb), "the error is raised at the launch line"
+
+
+@pytest.mark.parametrize("compiler", ["numba-cuda-mlir", "numba-cuda"])
+def test_a_block_that_is_no_shape_at_the_launch(compiler):
+    from ..backends_param import kernel_for
+
+    kernel = kernel_for(compiler, QUERY_ONLY).kernel
+    with pytest.raises(coop.InvalidArgumentTypeError, match=r"block=12\.5 is not a block shape; pass an int"):
+        kernel[1, 12.5]
+
+
+def test_a_kernel_without_coop_keeps_the_compilers_launch():
+    from numba_cuda_mlir import cuda
+
+    from cuda.coop.backends._launch_checks import check_launch_block
+
+    @cuda.jit
+    def plain(out):
+        out[0] = 1
+
+    check_launch_block(plain, 2048)  # not ours to refuse: the compiler's own errors apply
+
+
 # -- 5. user shared memory plus cooperative scratch ------------------------------------------
 
 def test_user_shared_arrays_over_the_static_limit_next_to_scratch():

@@ -184,7 +184,7 @@ def _same_kind(result: np.dtype, expected: np.dtype) -> bool:
 
 
 def _check_value_result(C, call: str, cb: spec.Callback, symbol: str, cc: tuple):
-    if not cb.value_result or (C.__name__, symbol, tuple(cc)) in _RESULT_CHECKED:
+    if not (cb.value_result or cb.predicate) or (C.__name__, symbol, tuple(cc)) in _RESULT_CHECKED:
         return
     argtypes = [_numba_type(C, t) for t in cb.argtypes]
     try:
@@ -195,9 +195,18 @@ def _check_value_result(C, call: str, cb: spec.Callback, symbol: str, cc: tuple)
         result = np.dtype(C.as_dtype(restype))
     except Exception:
         result = None
+    args = ", ".join(np.dtype(t).name for t in cb.argtypes if not isinstance(t, spec.PointerTo))
+    if cb.predicate:
+        if result is None or result.kind != "b":
+            raise DtypeMismatchError(
+                f"{call}: {cb.role}={spec.describe(cb.function)} returns {restype} for ({args}) operands, "
+                "but it is a predicate and must return a bool (any other value would be read as "
+                "'not zero'); return a comparison, e.g. return a < b"
+            )
+        _RESULT_CHECKED.add((C.__name__, symbol, tuple(cc)))
+        return
     expected = np.dtype(cb.restype)
     if result is None or not _same_kind(result, expected):
-        args = ", ".join(np.dtype(t).name for t in cb.argtypes if not isinstance(t, spec.PointerTo))
         raise DtypeMismatchError(
             f"{call}: {cb.role}={spec.describe(cb.function)} returns {restype} for ({args}) operands, "
             f"but its result must be {expected.name} (the values' dtype); make it return "

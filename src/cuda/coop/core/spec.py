@@ -311,6 +311,10 @@ class Callback:
     # operator); a result of another kind (a float for integer values, float64 for
     # float32) is refused rather than silently converted.
     value_result: bool = False
+    # True: the function is a predicate (merge sort's compare_op, discontinuity's flag_op):
+    # it must return a bool, which the C ABI passes as ``restype`` (int32); an integer or
+    # float result (``return a - b``) would be read as "not zero" and is refused.
+    predicate: bool = False
 
     @property
     def by_reference(self) -> bool:

@@ -180,7 +180,8 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     if isinstance(order, DeviceFunctionArg):
         v.require_no_half_callback(call, "compare_op", kdt)
         # The user's function returns a bool, which the C ABI passes as int32.
-        callbacks = (Callback(role="compare_op", function=order, restype=_INT32, argtypes=(kdt, kdt)),)
+        callbacks = (Callback(role="compare_op", function=order, restype=_INT32, argtypes=(kdt, kdt),
+                              predicate=True),)
         order = "callback"
     elif order == "greater":
         order, desc = "less", not desc

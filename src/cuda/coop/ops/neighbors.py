@@ -204,7 +204,7 @@ def _operator(call, label, arg, aliases, default, dtype, restype, *, value_resul
     if isinstance(op, DeviceFunctionArg):
         v.require_no_half_callback(call, label, dtype)
         return "callback", (Callback(role=label, function=op, restype=restype, argtypes=(dtype, dtype),
-                                     value_result=value_result),)
+                                     value_result=value_result, predicate=not value_result),)
     if is_complex(dtype):
         raise UnsupportedDtypeError(
             f"{call}: {label}={op!r}{'' if v.is_given(arg) else ' (the default)'} is a built-in operator, "

@@ -36,7 +36,9 @@ class NumbaCudaBackend:
             C.infer_getattr(template)
         lowering.install()
         group_methods.install()
-        C.install_coop_launches()
+        from .._launch_checks import check_launch_block
+
+        C.install_coop_launches(check_launch_block)
         C.install_uncached_coop_kernels()
         C.install_post_lower_hook(scratch.finish_function)
         types = self._function_types

@@ -433,7 +433,7 @@ CLUSTER_LAUNCH = "kernel[grid, block, stream, sharedmem, cluster]"
 _CLUSTER_CONFIGS_KEPT = 128  # cluster launch configurations remembered per kernel
 
 
-def install_coop_launches():
+def install_coop_launches(check_block=None):
     """Launches that numba-cuda 0.30 cannot make: above 48 KiB of dynamic scratch, and in
     thread-block clusters.
 
@@ -448,7 +448,9 @@ def install_coop_launches():
       (every cooperative call does) is compiled per cluster shape, and its launch goes
       through cuda.core's ``LaunchConfig(cluster=...)``, which numba-cuda's never sets.
 
-    Kernels without such scratch, launched without a cluster, are untouched.
+    Kernels without such scratch, launched without a cluster, are untouched.  With
+    ``check_block``, ``check_block(dispatcher, blockdim)`` runs first at every configure
+    (the named error of an impossible block shape, at the launch line).
     """
     original_init = _Kernel.__init__
     if getattr(original_init, "_coop_launch", False):
@@ -477,6 +479,8 @@ def install_coop_launches():
     original_getitem = CUDADispatcher.__getitem__
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0, cluster=None):
+        if check_block is not None:
+            check_block(self, blockdim)
         if cluster is None:
             return original_configure(self, griddim, blockdim, stream, sharedmem)
         return _cluster_configuration(self, griddim, blockdim, stream, sharedmem, cluster)

@@ -739,6 +739,25 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
     marshaller.__call__ = __call__
 
 
+def install_launch_shape_check(check):
+    """``check(dispatcher, blockdim)`` before numba-cuda-mlir configures a launch
+    (``kernel[grid, block]``): upstream accepts any block shape there and a cooperative
+    kernel's impossible one would fail later, at its first call's line or in the driver."""
+    from numba_cuda_mlir import descriptor
+
+    original = descriptor.MLIRDispatcher.configure
+    if getattr(original, "_coop_shape_check", False):
+        return
+
+    def configure(self, griddim, blockdim, *args, **kwargs):
+        check(self, blockdim)
+        return original(self, griddim, blockdim, *args, **kwargs)
+
+    configure._coop_shape_check = True
+    configure.__wrapped__ = original
+    descriptor.MLIRDispatcher.configure = configure
+
+
 def _is_no_device(exc) -> bool:
     """The driver's errors for "no library", "no device" or "driver init failed"."""
     from numba_cuda_mlir.numba_cuda.cudadrv.error import CudaSupportError

@@ -25,7 +25,7 @@ import sys
 
 from ..._errors import NoDeviceError, SharedMemoryLimitError
 from ...core.storage import launch_limit_error
-from .._launch_checks import refuse_capsules, uses_coop
+from .._launch_checks import check_launch_block, refuse_capsules, uses_coop
 
 __all__ = ["install", "no_device_error", "shared_memory_limit_error", "uses_coop", "check_arguments"]
 
@@ -59,6 +59,7 @@ def install() -> None:
     from . import _compat as C
 
     C.install_launch_hook(uses_coop, no_device_error, check_arguments, shared_memory_limit_error)
+    C.install_launch_shape_check(check_launch_block)  # kernel[grid, block]: the block at the launch line
     C.install_array_key_fix()  # PyTorch tensors and DLPack objects in cooperative launches
     if "torch" in sys.modules:
         C.install_torch_bfloat16_typeof()
