@@ -39,6 +39,7 @@ from common import nvcc_path  # noqa: E402
 def available() -> dict[str, Path]:
     found = {p.stem.removeprefix("bench_"): p for p in sorted(HERE.glob("bench_*.py"))}
     found["launch_overhead"] = HERE / "launch_overhead.py"  # host cost per launch, no C++ side
+    found["check_cost"] = HERE / "check_cost.py"  # the run-time checks' device cost, no C++ side
     return found
 
 

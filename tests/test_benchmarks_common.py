@@ -125,3 +125,28 @@ def test_kernels_of_a_classic_run_are_compiled_by_numba_cuda(common):
     assert len(binary.cubin) > 1000
     with pytest.raises(ValueError, match="expected one of"):
         common.use_compiler("numba")
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("mode", ["checked", "unchecked"])
+def test_check_cost_kernels_compile_in_both_modes(mode, monkeypatch):
+    """benchmarks/check_cost.py's kernels, as a device run builds them (cubin, no GPU)."""
+    monkeypatch.setenv("CUDA_COOP_CHECKED", "1")  # restored after the test: _module() sets it
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("coop_check_cost", bench / "check_cost.py")
+    check_cost = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_cost)
+    from cuda.coop.numba_mlir import compile_cubin
+
+    for name, (ipt, value_of, _out) in check_cost.CASES.items():
+        kernel = getattr(check_cost._module(mode, ipt), name)
+        a = np.zeros(1, np.int32)
+        kb = compile_cubin(kernel, [a, a, np.int64(7)], cc=(9, 0), block=check_cost.THREADS)
+        assert ("trap;" in kb.ptx) == (mode == "checked"), name
