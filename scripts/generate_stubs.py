@@ -1,4 +1,5 @@
-"""Write src/cuda/coop/__init__.pyi from the code (cuda.coop.__all__ and ops/_registry.py).
+"""Write src/cuda/coop/__init__.pyi, and the operations part of src/cuda/coop/__init__.py,
+from the code (cuda.coop.__all__ and the op records in ops/_registry.py).
 
 Run after changing a public name or an operation's signature or summary line:
 
@@ -19,8 +20,9 @@ from cuda.coop import _stubgen  # noqa: E402
 
 if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
-        stale = _stubgen.STUB_PATH.read_text() != _stubgen.render()
-        print(f"{_stubgen.STUB_PATH}: {'stale' if stale else 'up to date'}")
+        stale = _stubgen.stale()
+        for path in (_stubgen.STUB_PATH, _stubgen.INIT_PATH):
+            print(f"{path}: {'stale' if path in stale else 'up to date'}")
         sys.exit(1 if stale else 0)
     changed = _stubgen.write()
-    print(f"{_stubgen.STUB_PATH}: {'written' if changed else 'unchanged'}")
+    print(f"{_stubgen.STUB_PATH}, {_stubgen.INIT_PATH.name}: {'written' if changed else 'unchanged'}")

@@ -30,6 +30,19 @@ def test_committed_stub_is_what_the_code_generates():
     )
 
 
+def test_the_operations_in_init_are_what_the_op_records_generate():
+    text = _stubgen.INIT_PATH.read_text()
+    assert _stubgen.render_init(text) == text, (
+        "the operations part of src/cuda/coop/__init__.py is out of date with ops/_registry.py: run "
+        "python scripts/generate_stubs.py and commit the result"
+    )
+    # and it is what __all__ lists, in registry order
+    import cuda.coop as coop
+    from cuda.coop.ops._registry import all_specs
+
+    assert [name for name in coop.__all__ if name in coop._OPERATIONS] == [spec.name for spec in all_specs()]
+
+
 def test_stub_parses_and_defines_every_public_name():
     tree = _stub_tree()
     defined = {}

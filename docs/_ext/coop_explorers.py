@@ -455,7 +455,7 @@ def on_autodoc_process_docstring(app, what, name, obj, options, lines):
     op = name.rsplit(".", 1)[-1]
     for spec in all_specs():
         if spec.name == op and _has_page(app.env, spec.family):
-            explorer = spec.family in data.EXPLORERS and spec.family in datasets()
+            explorer = spec.explorer_id in data.EXPLORERS and spec.explorer_id in datasets()
             lines += ["", f".. seealso:: :doc:`/ops/{spec.family}`" +
                       (" (with an interactive explorer)." if explorer else "."), ""]
             break

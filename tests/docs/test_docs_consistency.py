@@ -41,6 +41,14 @@ def test_dataset_is_consistent(ident):
                 assert i < len(st["v"])
 
 
+def test_the_explorers_are_the_op_records_explorers():
+    """Each operation names its explorer in its op record (OpSpec.explorer_id); the docs
+    registry has exactly those, so a new operation without one, or a stale explorer, fails."""
+    from cuda.coop.ops._registry import all_specs
+
+    assert set(explorer_data.EXPLORERS) == {spec.explorer_id for spec in all_specs()}
+
+
 def test_every_explorer_has_a_page_and_every_directive_is_known():
     used = {}
     for path, text in RST.items():

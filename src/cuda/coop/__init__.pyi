@@ -75,15 +75,6 @@ __all__ = [
     "load",
     "store",
     "exchange",
-    "shuffle",
-    "reduce",
-    "reduce_batched",
-    "sum",
-    "scan",
-    "exclusive_scan",
-    "inclusive_scan",
-    "exclusive_sum",
-    "inclusive_sum",
     "merge_sort_keys",
     "merge_sort_pairs",
     "radix_sort_keys",
@@ -94,11 +85,20 @@ __all__ = [
     "topk_max_keys",
     "topk_min_pairs",
     "topk_max_pairs",
+    "shuffle",
     "adjacent_difference",
     "discontinuity",
     "histogram",
     "run_length_decode",
     "run_length_decode_into",
+    "reduce",
+    "sum",
+    "reduce_batched",
+    "scan",
+    "exclusive_scan",
+    "inclusive_scan",
+    "exclusive_sum",
+    "inclusive_sum",
     "CoopError",
     "CoopCompilerContextRequiredError",
     "BackendNotRegisteredError",
@@ -193,118 +193,6 @@ def exchange(
     temp_storage=None,
 ) -> Any:
     """Rearrange the group's tile from one per-thread layout to another."""
-
-def shuffle(block, value, /, *, mode="down", distance=1, temp_storage=None) -> Any:
-    """Shift a block's blocked tile, or exchange one scalar per thread."""
-
-def reduce(
-    group,
-    value,
-    /,
-    *,
-    binary_op="sum",
-    valid_items=None,
-    algorithm=None,
-    broadcast=True,
-    temp_storage=None,
-) -> Any:
-    """Reduce one value or payload per member to one value for the group."""
-
-def reduce_batched(group, value, /, *, binary_op="sum", output_layout="striped") -> Any:
-    """Reduce B independent batches across a warp in O(B) shuffle steps."""
-
-def sum(
-    group,
-    value,
-    /,
-    *,
-    valid_items=None,
-    algorithm=None,
-    broadcast=True,
-    temp_storage=None,
-) -> Any:
-    """Sum one value or payload per member over the group: ``coop.reduce(..., binary_op="+")``."""
-
-def scan(
-    group,
-    value,
-    state=None,
-    /,
-    *,
-    mode="exclusive",
-    scan_op=None,
-    initial_value=None,
-    valid_items=None,
-    aggregate_output=None,
-    prefix_op=None,
-    prefix_state=None,
-    algorithm=None,
-    temp_storage=None,
-) -> Any:
-    """Exclusive or inclusive prefix scan over the group's tile."""
-
-def exclusive_scan(
-    group,
-    value,
-    state=None,
-    /,
-    *,
-    scan_op=None,
-    initial_value=None,
-    valid_items=None,
-    aggregate_output=None,
-    prefix_op=None,
-    prefix_state=None,
-    algorithm=None,
-    temp_storage=None,
-) -> Any:
-    """Exclusive prefix scan: item ``i`` receives ``initial_value op x[0] op ... op x[i-1]``."""
-
-def inclusive_scan(
-    group,
-    value,
-    state=None,
-    /,
-    *,
-    scan_op=None,
-    valid_items=None,
-    aggregate_output=None,
-    prefix_op=None,
-    prefix_state=None,
-    algorithm=None,
-    temp_storage=None,
-) -> Any:
-    """Inclusive prefix scan: item ``i`` receives ``x[0] op ... op x[i]``."""
-
-def exclusive_sum(
-    group,
-    value,
-    state=None,
-    /,
-    *,
-    valid_items=None,
-    aggregate_output=None,
-    prefix_op=None,
-    prefix_state=None,
-    algorithm=None,
-    temp_storage=None,
-) -> Any:
-    """Exclusive prefix sum: item ``i`` receives ``x[0] + ... + x[i-1]`` (item 0: 0)."""
-
-def inclusive_sum(
-    group,
-    value,
-    state=None,
-    /,
-    *,
-    valid_items=None,
-    aggregate_output=None,
-    prefix_op=None,
-    prefix_state=None,
-    algorithm=None,
-    temp_storage=None,
-) -> Any:
-    """Inclusive prefix sum: item ``i`` receives ``x[0] + ... + x[i]``."""
 
 def merge_sort_keys(
     group,
@@ -452,6 +340,9 @@ def topk_max_pairs(
 ) -> Any:
     """The ``k`` largest keys of the block's tile, each with its value."""
 
+def shuffle(block, value, /, *, mode="down", distance=1, temp_storage=None) -> Any:
+    """Shift a block's blocked tile, or exchange one scalar per thread."""
+
 def adjacent_difference(
     block,
     values,
@@ -527,3 +418,112 @@ def run_length_decode_into(
     temp_storage=None,
 ) -> Any:
     """Decode all of the block's runs into ``destination``; return the total decoded size."""
+
+def reduce(
+    group,
+    value,
+    /,
+    *,
+    binary_op="sum",
+    valid_items=None,
+    algorithm=None,
+    broadcast=True,
+    temp_storage=None,
+) -> Any:
+    """Reduce one value or payload per member to one value for the group."""
+
+def sum(
+    group,
+    value,
+    /,
+    *,
+    valid_items=None,
+    algorithm=None,
+    broadcast=True,
+    temp_storage=None,
+) -> Any:
+    """Sum one value or payload per member over the group: ``coop.reduce(..., binary_op="+")``."""
+
+def reduce_batched(group, value, /, *, binary_op="sum", output_layout="striped") -> Any:
+    """Reduce B independent batches across a warp in O(B) shuffle steps."""
+
+def scan(
+    group,
+    value,
+    state=None,
+    /,
+    *,
+    mode="exclusive",
+    scan_op=None,
+    initial_value=None,
+    valid_items=None,
+    aggregate_output=None,
+    prefix_op=None,
+    prefix_state=None,
+    algorithm=None,
+    temp_storage=None,
+) -> Any:
+    """Exclusive or inclusive prefix scan over the group's tile."""
+
+def exclusive_scan(
+    group,
+    value,
+    state=None,
+    /,
+    *,
+    scan_op=None,
+    initial_value=None,
+    valid_items=None,
+    aggregate_output=None,
+    prefix_op=None,
+    prefix_state=None,
+    algorithm=None,
+    temp_storage=None,
+) -> Any:
+    """Exclusive prefix scan: item ``i`` receives ``initial_value op x[0] op ... op x[i-1]``."""
+
+def inclusive_scan(
+    group,
+    value,
+    state=None,
+    /,
+    *,
+    scan_op=None,
+    valid_items=None,
+    aggregate_output=None,
+    prefix_op=None,
+    prefix_state=None,
+    algorithm=None,
+    temp_storage=None,
+) -> Any:
+    """Inclusive prefix scan: item ``i`` receives ``x[0] op ... op x[i]``."""
+
+def exclusive_sum(
+    group,
+    value,
+    state=None,
+    /,
+    *,
+    valid_items=None,
+    aggregate_output=None,
+    prefix_op=None,
+    prefix_state=None,
+    algorithm=None,
+    temp_storage=None,
+) -> Any:
+    """Exclusive prefix sum: item ``i`` receives ``x[0] + ... + x[i-1]`` (item 0: 0)."""
+
+def inclusive_sum(
+    group,
+    value,
+    state=None,
+    /,
+    *,
+    valid_items=None,
+    aggregate_output=None,
+    prefix_op=None,
+    prefix_state=None,
+    algorithm=None,
+    temp_storage=None,
+) -> Any:
+    """Inclusive prefix sum: item ``i`` receives ``x[0] + ... + x[i]``."""

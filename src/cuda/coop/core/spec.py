@@ -471,6 +471,13 @@ class OpSpec:
     # call sites' rewrite renames them before typing (``block_prefix_callback_op=`` is
     # ``prefix_op=``), so signatures, stubs and docs name each control once.
     keyword_aliases: tuple[tuple[str, str], ...] = ()
+    # The interactive explorer that shows this operation in the docs (docs/_ext): the
+    # family's name unless the family has several (neighbors, reduce_batched).
+    explorer: str | None = None
+
+    @property
+    def explorer_id(self) -> str:
+        return self.explorer or self.family
 
     @property
     def signature(self) -> inspect.Signature:

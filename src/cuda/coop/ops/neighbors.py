@@ -393,6 +393,7 @@ def _generate_discontinuity(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 SPECS = (
     OpSpec(name="adjacent_difference", family="neighbors", stub=adjacent_difference,
-           plan=plan_adjacent_difference),
-    OpSpec(name="discontinuity", family="neighbors", stub=discontinuity, plan=plan_discontinuity),
+           plan=plan_adjacent_difference, explorer="adjacent_difference"),
+    OpSpec(name="discontinuity", family="neighbors", stub=discontinuity, plan=plan_discontinuity,
+           explorer="discontinuity"),
 )

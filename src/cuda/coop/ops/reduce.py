@@ -729,5 +729,6 @@ def _batched_cpp(layout: str, width: int, batches: int) -> str:
 SPECS = (
     OpSpec(name="reduce", family="reduce", stub=reduce, plan=plan_reduce),
     OpSpec(name="sum", family="reduce", stub=sum, plan=plan_sum),
-    OpSpec(name="reduce_batched", family="reduce", stub=reduce_batched, plan=plan_reduce_batched),
+    OpSpec(name="reduce_batched", family="reduce", stub=reduce_batched, plan=plan_reduce_batched,
+           explorer="reduce_batched"),
 )

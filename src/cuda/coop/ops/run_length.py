@@ -671,8 +671,10 @@ def _into_body(p: RunLengthParams, vdt, checks: list) -> list:
 
 SPECS = (
     OpSpec(name="run_length_decode", family="run_length", stub=run_length_decode, plan=plan_run_length_decode,
+           explorer="run_length_decode",
            implied_payload_dtypes=(("relative_offsets", "decoded_offset_dtype", "uint32"),
                                    ("total_decoded_size", "decoded_offset_dtype", "uint32"))),
     OpSpec(name="run_length_decode_into", family="run_length", stub=run_length_decode_into,
+           explorer="run_length_decode",
            plan=plan_run_length_decode_into, writes="destination"),
 )
