@@ -48,9 +48,10 @@ def running_inclusive_sum(values, out, n):
     state[0] = 0
     for start in range(0, n, tile):
         # The last tile is partial: pad it with zeros, which leave a sum unchanged.
-        coop.load(block, values, items, offset=start, valid_items=n - start, oob_default=0)
+        valid = min(n - start, tile)  # at most a tile: a larger count traps (run-time checks)
+        coop.load(block, values, items, offset=start, valid_items=valid, oob_default=0)
         sums = coop.inclusive_sum(block, items, prefix_op=running_total, prefix_state=state)
-        coop.store(block, out, sums, offset=start, valid_items=n - start)
+        coop.store(block, out, sums, offset=start, valid_items=valid)
 
 
 @cuda.jit
@@ -61,9 +62,10 @@ def running_exclusive_sum(values, out, n):
     state = cuda.local.array(1, np.int32)  # a local array is a payload too
     state[0] = 0
     for start in range(0, n, tile):
-        coop.load(block, values, items, offset=start, valid_items=n - start, oob_default=0)
+        valid = min(n - start, tile)
+        coop.load(block, values, items, offset=start, valid_items=valid, oob_default=0)
         sums = coop.exclusive_sum(block, items, state, prefix_op=running_total_int32)
-        coop.store(block, out, sums, offset=start, valid_items=n - start)
+        coop.store(block, out, sums, offset=start, valid_items=valid)
 
 
 def main(n=1_000_003, seed=0):

@@ -172,9 +172,10 @@ def kernel(samples, out, n):
     items = coop.ThreadData(8)
     start = cuda.blockIdx.x * tile
     while start < n:
-        coop.load(block, samples, items, offset=start, algorithm="striped", valid_items=n - start)
+        valid = min(n - start, tile)  # at most a tile: a larger count traps (run-time checks)
+        coop.load(block, samples, items, offset=start, algorithm="striped", valid_items=valid)
         h = coop.histogram(block, items, bins=256, bins_per_thread=2, counter_dtype=np.int64,
-                           valid_items=n - start, layout="striped")
+                           valid_items=valid, layout="striped")
         for i in range(2):
             acc[i] += h[i]
         start += cuda.gridDim.x * tile

@@ -215,7 +215,8 @@ def test_run_length_inferred_outputs_on_the_device(offset_dtype, compiler):
     rng = np.random.default_rng(5)
     threads, runs = 64, 128
     values = rng.integers(-50, 50, size=runs).astype(np.int32)
-    lengths = rng.integers(0, 4, size=runs).astype(np.int32)
+    # Positive lengths: an empty run before a non-empty one traps (run-time checks).
+    lengths = rng.integers(1, 4, size=runs).astype(np.int32)
     decoded = np.full(4 * threads, -7, np.int32)
     offsets = np.full(4 * threads, 12345, np.uint64)
     totals = np.full(threads, 999, np.uint64)

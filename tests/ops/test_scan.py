@@ -382,9 +382,10 @@ def kernel(values, out, n):
     state = cuda.local.array(1, np.int64)
     state[0] = 7
     for start in range(0, n, cuda.blockDim.x * 4):
-        coop.load(block, values, items, offset=start, valid_items=n - start, oob_default=0)
+        valid = min(n - start, cuda.blockDim.x * 4)
+        coop.load(block, values, items, offset=start, valid_items=valid, oob_default=0)
         scanned = coop.exclusive_sum(block, items, state, prefix_op=RUNNING)
-        coop.store(block, out, scanned, offset=start, valid_items=n - start)
+        coop.store(block, out, scanned, offset=start, valid_items=valid)
 """
 
 
