@@ -58,7 +58,8 @@ def main():
 
     blocks = 12
     run_values = rng.integers(0, 1000, blocks * THREADS * RUNS).astype(np.int32)
-    run_lengths = rng.integers(0, 5, blocks * THREADS * RUNS).astype(np.int32)
+    # Positive: an empty run before a non-empty one is invalid input (the run-time checks trap).
+    run_lengths = rng.integers(1, 5, blocks * THREADS * RUNS).astype(np.int32)
     per_block = run_lengths.reshape(blocks, -1).sum(axis=1)
     out_offsets = np.concatenate([[0], np.cumsum(per_block)[:-1]]).astype(np.int64)
     out = np.full(int(per_block.sum()), -1, dtype=np.int32)

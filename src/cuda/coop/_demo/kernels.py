@@ -282,7 +282,8 @@ def decode_runs(run_values, run_lengths, out, out_offsets, items_per_thread):
 def decode_runs_case(rng, blocks, items_per_thread):
     count = blocks * THREADS * items_per_thread
     run_values = rng.integers(0, 1000, count, dtype=np.int32)
-    run_lengths = rng.integers(0, 5, count, dtype=np.int32)
+    # Positive: an empty run before a non-empty one is invalid input (the run-time checks trap).
+    run_lengths = rng.integers(1, 5, count, dtype=np.int32)
     per_block = _tiles(run_lengths, blocks).sum(axis=1)
     out_offsets = np.concatenate([[0], np.cumsum(per_block)[:-1]]).astype(np.int64)
     out = np.zeros(int(per_block.sum()), np.int32)
