@@ -12,10 +12,12 @@ import types as _pytypes
 
 from .._errors import InvalidArgumentTypeError
 
-__all__ = ["uses_coop", "refuse_capsules"]
+__all__ = ["uses_coop", "refuse_capsules", "is_coop_object"]
 
 
-def _is_coop_object(value, names) -> bool:
+def is_coop_object(value, names=()) -> bool:
+    """Whether ``value`` is a cuda.coop module or object (``names``: the attribute names the
+    code reads, for the ``cuda`` namespace package itself)."""
     if isinstance(value, _pytypes.ModuleType):
         name = value.__name__
         if name == "cuda.coop" or name.startswith("cuda.coop."):
@@ -47,7 +49,7 @@ def uses_coop(dispatcher) -> bool:
             values.append(cell.cell_contents)
         except ValueError:  # an empty cell
             pass
-    return any(_is_coop_object(v, names) for v in values)
+    return any(is_coop_object(v, names) for v in values)
 
 
 def refuse_capsules(dispatcher, args) -> None:
