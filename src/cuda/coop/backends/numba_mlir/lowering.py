@@ -602,7 +602,7 @@ def _lower_items_per_thread(context, lower, target, value, attr=None):
 
 
 def install():
-    """Register every lowering (called once by ``activate``)."""
+    """Register every lowering (called once, by the backend's ``ready()``)."""
     for op_spec in all_specs():
         _register_operation(op_spec)
     any_args = types.VarArg(types.Any)
