@@ -307,7 +307,7 @@ def _lower_items_per_thread(context, builder, typ, value):
 
 
 def install():
-    """Register every lowering (called once by ``activate``)."""
+    """Register every lowering (called once, by the backend's ``ready()``)."""
     any_args = types.VarArg(types.Any)
     for op_spec in all_specs():
         _register_operation(op_spec)
