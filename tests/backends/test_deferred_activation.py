@@ -136,3 +136,20 @@ def test_compat_functions_load_the_compiler_before_its_deferred_names():
     assert unguarded == _AFTER_READY, (
         f"use a deferred name without load_compiler(): {sorted(unguarded - _AFTER_READY)}; "
         f"no longer: {sorted(_AFTER_READY - unguarded)}")
+
+
+def test_an_operation_is_found_through_its_family_alone():
+    """ops/_lookup.py answers as the registry does, for every operation, by name and by stub."""
+    from cuda import coop
+    from cuda.coop.backends._inference import positions
+    from cuda.coop.ops._lookup import spec_named, spec_of
+    from cuda.coop.ops._registry import all_specs
+
+    for spec in all_specs():
+        assert spec_named(spec.name) is spec and spec_of(spec.stub) is spec, spec.name
+    assert spec_of(coop.this_block) is None and spec_named("this_block") is None and spec_of(len) is None
+    definers = positions("payload_dtype_from")
+    assert "load" in definers and definers["load"] == definers.get("load")
+    assert "this_block" not in definers and definers.get("not_an_operation", "none") == "none"
+    with pytest.raises(KeyError):
+        definers["this_block"]

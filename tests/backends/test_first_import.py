@@ -41,19 +41,15 @@ def test_each_backend_module_imports_first_in_a_fresh_process():
 # compile (backends/_deferred.py).  Module sets, not times: the machines are shared.
 # ----------------------------------------------------------------------------------------
 # Not imported by ``import cuda.coop`` after ``import numba_cuda_mlir``: numba-cuda-mlir's
-# API module and lowering stack, and cuda.coop's families, C++ generation and typing.
-DEFERRED = (
-    "numba_cuda_mlir.cuda", "numba_cuda_mlir.extending", "numba_cuda_mlir.lowering_utilities",
-    "numba_cuda_mlir.descriptor", "numba_cuda_mlir.models",
-    "cuda.coop.ops._registry", "cuda.coop.ops.load_store", "cuda.coop.ops.reduce", "cuda.coop.core.spec",
-    "cuda.coop.core.cpp", "cuda.coop.core.build", "cuda.coop.core.toolchain", "cuda.coop.backends._inference",
-    "cuda.coop.backends.numba_mlir.typing", "cuda.coop.backends.numba_mlir.lowering",
+# API module and lowering stack, and cuda.coop's specification, C++ generation and typing.
+COOP_DEFERRED = (
+    "cuda.coop.core.spec", "cuda.coop.core.cpp", "cuda.coop.core.build", "cuda.coop.core.toolchain",
+    "cuda.coop.backends._inference", "cuda.coop.backends.numba_mlir.typing", "cuda.coop.backends.numba_mlir.lowering",
     "cuda.coop.backends.numba_mlir.group_methods", "cuda.coop.backends.numba_mlir.rewrite",
     "cuda.coop.backends.numba_mlir.types",
 )
-# The same after ``from numba_cuda_mlir import cuda`` (which loads the API module and the
-# descriptor itself), and after compiling a kernel that does not use cuda.coop.
-COOP_DEFERRED = tuple(m for m in DEFERRED if m.startswith("cuda.coop."))
+DEFERRED = ("numba_cuda_mlir.cuda", "numba_cuda_mlir.extending", "numba_cuda_mlir.lowering_utilities",
+            "numba_cuda_mlir.descriptor", "numba_cuda_mlir.models", "cuda.coop.ops._registry", *COOP_DEFERRED)
 
 _PRELUDE = f"""
 import sys
@@ -64,6 +60,10 @@ COOP_DEFERRED = {COOP_DEFERRED!r}
 def loaded(names, before=()):
     return sorted(m for m in names if m in sys.modules and m not in before)
 
+def families():
+    return sorted(m.rsplit(".", 1)[1] for m in sys.modules
+                  if m.startswith("cuda.coop.ops.") and not m.rsplit(".", 1)[1].startswith("_"))
+
 def backend():
     from cuda.coop import _registration
     return _registration.active_backends()["numba-cuda-mlir"]
@@ -71,11 +71,14 @@ def backend():
 ARGS = (np.zeros(1, np.int32), np.zeros(1, np.int32))
 """
 
-# A load / sum / store kernel, checked down to a cubin with the providers inlined.
+# A kernel checked down to a cubin with the providers inlined; the modules registering
+# deferred are loaded now (the lists are not vacuous), and of the families only those of
+# the operations the kernel calls (ops/_lookup.py).
 _CHECK_KERNEL = """
 kb = compile_cubin(k, ARGS, cc=(9, 0), block=128)
 print("COMPILED", len(kb.cubin) > 0, kb.calls(), backend().is_ready)
-print("LOADED", loaded(COOP_DEFERRED) == sorted(COOP_DEFERRED))
+print("LOADED", loaded(COOP_DEFERRED) == sorted(COOP_DEFERRED), loaded(("cuda.coop.ops._registry",)))
+print("FAMILIES", families())
 """
 
 _SCRIPTS = {
@@ -108,7 +111,7 @@ before = set(sys.modules)
 from cuda import coop
 print("EAGER", loaded(COOP_DEFERRED, before))
 print("HOOKED", getattr(descriptor._ArgMarshaller.__call__, "_coop_launch_hook", False))
-from cuda.coop.backends.numba_mlir.compile import compile_cubin
+from cuda.coop.numba_mlir import compile_cubin
 
 @cuda.jit
 def plain(src, dst):
@@ -203,8 +206,17 @@ def _run_all(scripts: dict, extra_env=None) -> dict:
     return out
 
 
+# The families each script's kernel calls, and those they import (scan.py imports
+# reduce); cuda.coop.numba_mlir imports none by itself.
+_FAMILIES = {"bare": ["load_store", "reduce"], "user": ["load_store"], "reverse": ["load_store"],
+             "helper": ["load_store", "reduce", "scan"], "qualified": ["load_store"], "explicit": []}
+
+
 def test_registration_defers_and_each_way_to_coop_compiles():
-    results = _run_all(_SCRIPTS, {name: {"CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "1"} for name in _NO_AUTO})
+    # No precompiled header (a second NVRTC compile in a process builds one of every family).
+    env = {name: {"CUDA_COOP_NVRTC_PCH": "0", **({"CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "1"}
+                                                 if name in _NO_AUTO else {})} for name in _SCRIPTS}
+    results = _run_all(_SCRIPTS, env)
     bare, user = results["bare"], results["user"]
     assert bare["EAGER"] == "[]", "import cuda.coop beside numba_cuda_mlir imported " + bare["EAGER"]
     assert bare["READY"] == "False"
@@ -216,5 +228,5 @@ def test_registration_defers_and_each_way_to_coop_compiles():
         assert results[name]["READY"] == "False", name
     for name, out in results.items():
         assert out["COMPILED"] == "True 0 True", f"{name}: {out}"
-        # The deferred list names modules a cooperative compile does load (not a vacuous check).
-        assert out["LOADED"] == "True", name
+        assert out["LOADED"] == "True []", f"{name}: {out['LOADED']}"
+        assert out["FAMILIES"] == str(_FAMILIES[name]), f"{name}: {out['FAMILIES']}"

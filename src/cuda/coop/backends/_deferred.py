@@ -45,6 +45,11 @@ class DeferredActivation:
     A call made while the installation runs on the same thread returns at once (nothing it
     installs compiles a kernel); a failed installation is raised again by every later call
     rather than half-redone.
+
+    ``_install`` fills ``_function_types`` (the groups, ThreadData, TempStorage); an
+    operation's type is made, and its lowering registered, by ``_install_operation`` when a
+    kernel first uses it, so a compile imports only the families it calls
+    (``ops/_lookup.py``).
     """
 
     def __init__(self):
@@ -52,6 +57,7 @@ class DeferredActivation:
         self._activating = False
         self._failure = None
         self._ready_lock = threading.RLock()
+        self._function_types: dict = {}
 
     @property
     def is_ready(self) -> bool:
@@ -77,6 +83,36 @@ class DeferredActivation:
 
     def _install(self):  # pragma: no cover - each backend's
         raise NotImplementedError
+
+    def _install_operation(self, op_spec):  # pragma: no cover - each backend's
+        """Register ``op_spec``'s lowering; return its stub's function type."""
+        raise NotImplementedError
+
+    def _type_of(self, obj):
+        """The function type of a cuda.coop kernel function or construct (KeyError: none)."""
+        ty = self._function_types.get(obj)
+        return ty if ty is not None else self._operation_type(obj)
+
+    def _operation_type(self, stub):
+        from ..ops._lookup import spec_of
+
+        op_spec = spec_of(stub)
+        if op_spec is None:
+            raise KeyError(stub)
+        with self._ready_lock:
+            ty = self._function_types.get(stub)
+            if ty is None:
+                ty = self._install_operation(op_spec)
+                self._function_types[stub] = ty
+        return ty
+
+    def numba_type_of(self, obj):
+        """What ``_kernel_api``'s ``_numba_type_`` answers for the backend registered first."""
+        self.ready()
+        try:
+            return self._type_of(obj)
+        except (KeyError, TypeError):
+            raise TypeError(f"{obj!r} is not a cuda.coop kernel function") from None
 
 
 def function_classes() -> tuple:

@@ -34,7 +34,6 @@ class NumbaCudaBackend(DeferredActivation):
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
         self.version = C.check_version()
-        self._function_types = None
         from . import hooks
 
         hooks.install(self)
@@ -45,7 +44,7 @@ class NumbaCudaBackend(DeferredActivation):
         from .._deferred import function_classes, stateful_class
         from .types import StatefulFunctionType, register_group_typeofs
 
-        function_types = typing.function_types()
+        self._function_types.update(typing.function_types())  # an operation's: _install_operation
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.infer_getattr(template)
         lowering.install()
@@ -53,7 +52,7 @@ class NumbaCudaBackend(DeferredActivation):
         C.install_post_lower_hook(scratch.finish_function)
 
         def typeof_function(val, c):
-            return function_types[val]
+            return self._type_of(val)
 
         def typeof_stateful(val, c):
             # Compiled by this compiler (a numba-cuda-mlir dispatcher is another object).
@@ -73,18 +72,18 @@ class NumbaCudaBackend(DeferredActivation):
             C.typeof_impl.register(cls)(typeof_function)
         C.typeof_impl.register(stateful_class())(typeof_stateful)
         register_group_typeofs(C.typeof_impl)
-        self._function_types = function_types
 
         # Each numba-cuda compile refreshes its contexts when it starts; this one is already
         # running (the rewrite or typeof that called ready() is part of it).
         C.refresh_registries()
 
-    def numba_type_of(self, obj):
-        self.ready()
-        try:
-            return self._function_types[obj]
-        except (KeyError, TypeError):
-            raise TypeError(f"{obj!r} is not a cuda.coop kernel function") from None
+    def _install_operation(self, op_spec):
+        from . import _compat as C
+        from . import lowering, typing
+
+        lowering.register_operation(op_spec)
+        C.refresh_registries()  # the compile under way is typing: lowering comes next
+        return typing.op_function_type(op_spec)
 
 
 def activate() -> NumbaCudaBackend:

@@ -35,7 +35,6 @@ class NumbaMlirBackend(DeferredActivation):
         # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
         cuda_libraries.install_pinning()
         self.version = C.check_version()
-        self._function_types = None
         from . import hooks
 
         hooks.install(self)
@@ -48,7 +47,7 @@ class NumbaMlirBackend(DeferredActivation):
         from .._deferred import function_classes, stateful_class
         from .types import StatefulFunctionType, register_group_typeofs
 
-        function_types = typing.function_types()
+        self._function_types.update(typing.function_types())  # an operation's: _install_operation
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.typing_registry.register_attr(template)
         lowering.install()
@@ -56,7 +55,7 @@ class NumbaMlirBackend(DeferredActivation):
             group_methods.install()
 
         def typeof_function(val, c):
-            return function_types[val]
+            return self._type_of(val)
 
         def typeof_stateful(val, c):
             dispatcher = getattr(val, "_numba_mlir_dispatcher", None)
@@ -73,16 +72,18 @@ class NumbaMlirBackend(DeferredActivation):
             C.typeof_impl.register(cls)(typeof_function)
         C.typeof_impl.register(stateful_class())(typeof_stateful)
         register_group_typeofs(C.typeof_impl)
-        self._function_types = function_types
 
         C.refresh_registries_if_needed()
 
-    def numba_type_of(self, obj):
-        self.ready()
-        try:
-            return self._function_types[obj]
-        except (KeyError, TypeError):
-            raise TypeError(f"{obj!r} is not a cuda.coop kernel function") from None
+    def _install_operation(self, op_spec):
+        from . import _compat as C
+        from . import lowering, typing
+
+        lowering.register_operation(op_spec)
+        # Typing is under way: the lowering must be in the target context before this
+        # kernel is lowered.
+        C.refresh_registries_if_needed(typing=False)
+        return typing.op_function_type(op_spec)
 
 
 def activate() -> NumbaMlirBackend:

@@ -127,7 +127,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def refresh_registries_if_needed():
+def refresh_registries_if_needed(typing=True):
     """Make already-initialized compiler contexts see our typing and lowering entries.
 
     Contexts initialized later read the extension registries themselves (refreshing one
@@ -137,7 +137,7 @@ def refresh_registries_if_needed():
 
     load_compiler()
     if getattr(mlir_target, "_typingctx_initialized", True) or getattr(mlir_target, "_targetctx_initialized", True):
-        refresh_registries(include_uninitialized_cuda=False)
+        refresh_registries(typing=typing, include_uninitialized_cuda=False)
 
 
 @contextlib.contextmanager
