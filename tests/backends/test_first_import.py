@@ -92,6 +92,9 @@ print("EAGER", loaded(DEFERRED, before))
 print("READY", backend().is_ready)
 from numba_cuda_mlir import cuda
 from cuda.coop.numba_mlir import compile_cubin
+from cuda.coop.backends import _deferred
+from cuda.coop.backends.numba_mlir import _compat
+CLASSES = (*_deferred.function_classes(), _deferred.stateful_class(), *_deferred.group_classes())
 
 @cuda.jit
 def k(src, dst):
@@ -101,7 +104,11 @@ def k(src, dst):
     total = coop.sum(block, items)
     if cuda.threadIdx.x == 0:
         dst[0] = total
-""" + _CHECK_KERNEL,
+""" + _CHECK_KERNEL + """
+# ready() replaced every first-use typeof with the real one.
+print("FIRST_USE_TYPEOFS", [c.__name__ for c in CLASSES
+                            if _compat.typeof_impl.dispatch(c).__name__ == "typeof_first_use"])
+""",
     # A user's program: the compiler's API first; a kernel without cuda.coop changes nothing;
     # the launch hook is there before any cooperative launch.
     "user": """
@@ -186,6 +193,21 @@ GROUPS = (coop.this_warp,)
 def k(src, dst):
     dst[0] = GROUPS[0]().count("block")
 """ + _CHECK_KERNEL,
+    # The first use is through a namedtuple of operations (the rewrite follows its attributes).
+    "namedtuple": """
+import collections
+from numba_cuda_mlir import cuda
+import cuda.coop as coop
+from cuda.coop.numba_mlir import compile_cubin
+Ops = collections.namedtuple("Ops", "load store")
+OPS = Ops(coop.load, coop.store)
+
+@cuda.jit
+def k(src, dst):
+    items = coop.ThreadData(4)
+    OPS.load(coop.this_block(), src, items)
+    OPS.store(coop.this_block(), dst, items)
+""" + _CHECK_KERNEL,
 }
 _NO_AUTO = {"qualified", "explicit"}
 
@@ -209,7 +231,8 @@ def _run_all(scripts: dict, extra_env=None) -> dict:
 # The families each script's kernel calls, and those they import (scan.py imports
 # reduce); cuda.coop.numba_mlir imports none by itself.
 _FAMILIES = {"bare": ["load_store", "reduce"], "user": ["load_store"], "reverse": ["load_store"],
-             "helper": ["load_store", "reduce", "scan"], "qualified": ["load_store"], "explicit": []}
+             "helper": ["load_store", "reduce", "scan"], "qualified": ["load_store"], "explicit": [],
+             "namedtuple": ["load_store"]}
 
 
 def test_registration_defers_and_each_way_to_coop_compiles():
@@ -226,7 +249,37 @@ def test_registration_defers_and_each_way_to_coop_compiles():
         assert results[name]["HOOKED"] == "True", f"{name}: no launch hook before the first launch"
     for name in ("qualified", "explicit"):
         assert results[name]["READY"] == "False", name
+    assert bare["FIRST_USE_TYPEOFS"] == "[]", bare["FIRST_USE_TYPEOFS"]
     for name, out in results.items():
         assert out["COMPILED"] == "True 0 True", f"{name}: {out}"
         assert out["LOADED"] == "True []", f"{name}: {out['LOADED']}"
         assert out["FAMILIES"] == str(_FAMILIES[name]), f"{name}: {out['FAMILIES']}"
+
+
+def test_the_rewrite_reads_no_attribute_of_a_users_object():
+    """Registered beside numba_cuda_mlir, cuda.coop's rewrite looks at every function compiled,
+    cooperative or not: it follows attribute chains through modules, classes and tuples only,
+    so a user's property is not run by a kernel that does not use cuda.coop."""
+    from cuda import coop
+    from cuda.coop.backends._deferred import refers_to_coop
+    from cuda.coop.backends.numba_mlir import _compat as C
+
+    reads = []
+
+    class Config:
+        @property
+        def width(self):
+            reads.append("width")
+            return 32
+
+    config = Config()
+
+    def plain(dst):
+        dst[0] = config.width
+
+    def cooperative(dst):
+        dst[0] = coop.this_warp().count("block")
+
+    assert not refers_to_coop(C.ir, C.run_frontend(plain))
+    assert refers_to_coop(C.ir, C.run_frontend(cooperative))
+    assert reads == []

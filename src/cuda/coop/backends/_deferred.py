@@ -28,6 +28,7 @@ compiles only such kernels never pays for it.
 from __future__ import annotations
 
 import threading
+import types
 
 from .._errors import BackendNotRegisteredError
 from ._launch_checks import is_coop_object
@@ -137,10 +138,25 @@ def group_classes() -> tuple:
             _groups.GridGroup, _groups.ClusterGroup)
 
 
+def _attribute(base, name):
+    """``base.name`` when ``base`` is a module, a class or a (named) tuple, else ``_NOTHING``.
+
+    A chain that reaches cuda.coop goes through such values (``coop.load``,
+    ``cuda.coop.load``, ``mylib.coop.load``, ``OPS.load`` of a namedtuple); reading another
+    object's attribute could run a user's property while a kernel that never uses cuda.coop
+    compiles.
+    """
+    if not isinstance(base, (types.ModuleType, type, tuple)):
+        return _NOTHING
+    try:
+        return getattr(base, name, _NOTHING)
+    except Exception:  # a module whose lazy attribute fails: the compile reports it, not this
+        return _NOTHING
+
+
 def _value_of(ir, func_ir, var, depth=0):
     """The Python object ``var`` holds when it is a global or closure value or an attribute
-    chain from one (as ``_inference.PayloadDtypeAnalysis.resolve_value`` follows it), else
-    ``_NOTHING``."""
+    chain from one (``_attribute``), else ``_NOTHING``."""
     try:
         d = func_ir.get_definition(var)
     except Exception:  # several definitions, or none
@@ -152,15 +168,23 @@ def _value_of(ir, func_ir, var, depth=0):
     if isinstance(d, ir.Var):
         return _value_of(ir, func_ir, d, depth + 1)
     if isinstance(d, ir.Expr) and d.op == "getattr":
-        base = _value_of(ir, func_ir, d.value, depth + 1)
-        return _NOTHING if base is _NOTHING else getattr(base, d.attr, _NOTHING)
+        return _attribute(_value_of(ir, func_ir, d.value, depth + 1), d.attr)
     return _NOTHING
+
+
+def _is_coop(obj) -> bool:
+    try:
+        return obj is not _NOTHING and is_coop_object(obj)
+    except Exception:  # an object whose __module__ cannot be read is not cuda.coop's
+        return False
 
 
 def refers_to_coop(ir, func_ir) -> bool:
     """Whether a function's untyped IR (of the compiler whose IR module is ``ir``) reads a
-    cuda.coop object.  Everything the call-site rewrites act on is one: the calls they tag,
-    the methods called on what those return, and the local arrays passed to them."""
+    cuda.coop object, directly or as an attribute (``_attribute``).  Everything the call-site rewrites
+    act on is one (the calls they tag, the methods called on what those return, the local
+    arrays passed to them); a cuda.coop object reached otherwise (an item of a global
+    tuple, an attribute of a user's object) is typed through ``install_typeof_hooks``."""
     for block in func_ir.blocks.values():
         for inst in block.body:
             if not isinstance(inst, ir.Assign):
@@ -169,13 +193,10 @@ def refers_to_coop(ir, func_ir) -> bool:
             if isinstance(value, (ir.Global, ir.FreeVar)):
                 obj = value.value
             elif isinstance(value, ir.Expr) and value.op == "getattr":
-                base = _value_of(ir, func_ir, value.value)
-                if base is _NOTHING:
-                    continue
-                obj = getattr(base, value.attr, _NOTHING)
+                obj = _attribute(_value_of(ir, func_ir, value.value), value.attr)
             else:
                 continue
-            if obj is not _NOTHING and is_coop_object(obj):
+            if _is_coop(obj):
                 return True
     return False
 
