@@ -3,6 +3,8 @@
 Not a timing assertion (the machines are shared and noisy): a fresh process imports
 cuda.coop and the test lists the modules that must stay lazy until first use.  A change
 that makes one of them eager fails here, naming the module and who imported it.
+``import cuda.coop`` beside numba_cuda_mlir (the backend registers) is checked the same
+way in tests/backends/test_first_import.py.
 """
 
 from __future__ import annotations

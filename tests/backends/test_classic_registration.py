@@ -74,6 +74,50 @@ def test_both_compilers_each_kernel_its_own_backend():
     assert out == "['numba-cuda', 'numba-cuda-mlir'] 0 0 True"
 
 
+
+def test_registering_defers_typing_and_lowering_to_the_first_cooperative_compile():
+    """``from cuda import coop`` beside ``numba.cuda`` installs hooks only; a kernel without
+    cuda.coop leaves the backend as it is; the first cooperative one (through an inlined
+    helper, as classic numba-cuda needs) makes it ready and compiles (backends/_deferred.py)."""
+    require("numba-cuda")
+    deferred = ("cuda.coop.ops.load_store", "cuda.coop.core.spec", "cuda.coop.core.build",
+                "cuda.coop.backends.numba_cuda.typing", "cuda.coop.backends.numba_cuda.lowering",
+                "cuda.coop.backends.numba_cuda.rewrite", "cuda.coop.backends.numba_cuda.group_methods")
+    out = _run(f"""
+        import sys
+        import numpy as np
+        from numba import cuda
+        from cuda import coop
+        from cuda.coop.numba_cuda import compile_cubin
+        deferred = {deferred!r}
+        backend = coop._registration.active_backends()["numba-cuda"]
+        args = (np.zeros(1, np.int32), np.zeros(1, np.int32))
+        seen = [sorted(m for m in deferred if m in sys.modules), backend.is_ready]
+
+        @cuda.jit
+        def plain(src, dst):
+            dst[0] = src[0]
+
+        compile_cubin(plain, args, block=128)
+        seen.append(backend.is_ready)
+
+        @cuda.jit(device=True, inline="always")
+        def helper(src, dst):
+            items = coop.ThreadData(4)
+            coop.load(coop.this_block(), src, items)
+            coop.store(coop.this_block(), dst, items)
+
+        @cuda.jit
+        def k(src, dst):
+            helper(src, dst)
+
+        kb = compile_cubin(k, args, block=128)
+        seen += [backend.is_ready, kb.calls(), all(m in sys.modules for m in deferred),
+                 "cuda.coop.ops.reduce" in sys.modules]  # only the families the kernel calls
+        print(seen)
+    """)
+    assert out == "[[], False, False, True, 0, True, False]"
+
 def test_an_old_numbas_own_cuda_target_is_refused_by_name():
     """numba-cuda installed where its redirector .pth does not run, so ``numba.cuda`` stays
     numba's built-in target (the H200 image's venv): registering says so, instead of failing

@@ -10,7 +10,7 @@ import warnings
 from ._env import truthy
 from ._errors import CoopError, CudaCoopAutoRegistrationWarning, UnknownBackendError
 
-__all__ = ["register", "active_backend", "active_backends", "maybe_auto_register", "BACKENDS"]
+__all__ = ["register", "active_backend", "active_backends", "maybe_auto_register", "call_after_import", "BACKENDS"]
 
 # Public name -> (module that implements it, module whose presence triggers auto-registration).
 # Several may be active at once: each compiler types cuda.coop's functions through its own
@@ -109,11 +109,36 @@ def maybe_auto_register() -> None:
         if trigger in sys.modules:
             _try_register(name, stacklevel=4)
         else:
-            _install_import_hook(name, trigger)
+            call_after_import(trigger, _register_after_import(name))
 
 
-class _RegisterAfterImport:
-    """Wraps the loader of one top-level module to register a backend after it ran.
+def _register_after_import(name: str):
+    def callback():
+        if not _auto_disabled():
+            _try_register(name, stacklevel=3)
+
+    return callback
+
+
+def call_after_import(module: str, callback) -> None:
+    """Call ``callback()`` once ``module`` is imported: now if it is, else right after the
+    module's code has run (a backend installs a hook into a compiler module this way
+    without importing that module itself)."""
+    with _lock:
+        if module not in sys.modules:
+            for hook in _hooks:
+                if hook.module == module:
+                    hook.callbacks.append(callback)
+                    return
+            hook = _AfterImport(module, callback)
+            _hooks.append(hook)
+            sys.meta_path.insert(0, hook)
+            return
+    callback()
+
+
+class _AfterImport:
+    """Wraps the loader of one module to call its callbacks after the module ran.
 
     A meta path finder only needs ``find_spec`` (the import system and
     ``importlib.invalidate_caches`` look methods up, not the type); not deriving from
@@ -121,9 +146,9 @@ class _RegisterAfterImport:
     ``importlib.resources`` it imports, out of ``import cuda.coop``.
     """
 
-    def __init__(self, backend: str, module: str):
-        self.backend = backend
+    def __init__(self, module: str, callback):
         self.module = module
+        self.callbacks = [callback]
 
     def find_spec(self, fullname, path, target=None):
         if fullname != self.module:
@@ -139,7 +164,7 @@ class _RegisterAfterImport:
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
-        backend, hook = self.backend, self
+        hook = self
 
         class _Loader:
             # Everything but exec_module is the original loader's (resource
@@ -155,23 +180,18 @@ class _RegisterAfterImport:
                 module.__loader__ = loader
                 loader.exec_module(module)
                 _remove_hook(hook)
-                if not _auto_disabled():
-                    _try_register(backend, stacklevel=2)
+                for callback in hook.callbacks:
+                    try:
+                        callback()
+                    except Exception as exc:  # never fail the compiler's own import
+                        warnings.warn(f"cuda.coop: after importing {fullname}: {type(exc).__name__}: {exc}",
+                                      CudaCoopAutoRegistrationWarning, stacklevel=2)
 
         spec.loader = _Loader()
         return spec
 
 
 _hooks: list = []
-
-
-def _install_import_hook(backend: str, module: str) -> None:
-    with _lock:
-        if any(h.module == module for h in _hooks):
-            return
-        hook = _RegisterAfterImport(backend, module)
-        _hooks.append(hook)
-        sys.meta_path.insert(0, hook)
 
 
 def _remove_hook(hook) -> None:

@@ -8,11 +8,10 @@ says what this backend supports compared with numba-cuda-mlir's.
 
 import sys
 
-from cuda.coop import *  # noqa: F401,F403
+import cuda.coop as _coop
 from cuda.coop import __all__ as _common_all
-from cuda.coop import register as _register
 
-_register("numba-cuda")
+_coop.register("numba-cuda")
 
 from ._enums import *  # noqa: E402,F401,F403  (NVIDIA's algorithm enums)
 from ._enums import __all__ as _enums_all  # noqa: E402
@@ -29,3 +28,17 @@ _type_memory_namespaces(sys.modules[__name__])
 
 __all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared",
            *_enums_all]
+
+
+def __getattr__(name):
+    # cuda.coop's names, each looked up there on first use: an operation imports its
+    # family then (as ``cuda.coop.load`` does), not every family at this import.
+    if name in _common_all:
+        value = getattr(_coop, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -5,11 +5,10 @@ adds the helpers that only make sense with this compiler, such as compiling a
 kernel to cubin on a machine without a GPU.
 """
 
-from cuda.coop import *  # noqa: F401,F403
+import cuda.coop as _coop
 from cuda.coop import __all__ as _common_all
-from cuda.coop import register as _register
 
-_register("numba-cuda-mlir")
+_coop.register("numba-cuda-mlir")
 
 from numba_cuda_mlir.cuda import local, shared  # noqa: E402
 
@@ -24,3 +23,17 @@ from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E4
 # payload wherever a ThreadData is accepted.
 __all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared",
            *_enums_all]
+
+
+def __getattr__(name):
+    # cuda.coop's names, each looked up there on first use: an operation imports its
+    # family then (as ``cuda.coop.load`` does), not every family at this import.
+    if name in _common_all:
+        value = getattr(_coop, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -32,32 +32,64 @@ _DEPTH = 8  # copy chains followed this deep
 _HELPER_DEPTH = 4  # helpers that pass a payload on to helpers, followed this deep
 
 
-def positions(field: str) -> dict:
+class _ByOperation:
+    """op name -> what ``compute(spec)`` makes of its OpSpec, None for nothing; computed on
+    first use, which imports only that operation's family (``ops/_lookup.py``).  Answers
+    ``in``, ``[]`` and ``get`` like the dict of every operation it stands for."""
+
+    def __init__(self, compute):
+        self._compute = compute
+        self._values: dict = {}
+
+    def _value(self, name):
+        try:
+            return self._values[name]
+        except (KeyError, TypeError):
+            pass
+        from ..ops._lookup import spec_named
+
+        spec = spec_named(name) if isinstance(name, str) else None
+        value = None if spec is None else self._compute(spec)
+        if isinstance(name, str):
+            self._values[name] = value
+        return value
+
+    def __contains__(self, name) -> bool:
+        return self._value(name) is not None
+
+    def __getitem__(self, name):
+        value = self._value(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def get(self, name, default=None):
+        value = self._value(name)
+        return default if value is None else value
+
+
+def positions(field: str) -> _ByOperation:
     """op name -> positions (ints) of the operands an OpSpec field names, from the op records."""
-    from ..ops._registry import all_specs
 
-    out = {}
-    for spec in all_specs():
+    def compute(spec):
         value = getattr(spec, field)
-        if value is not None:
-            names = value if isinstance(value, tuple) else (value,)
-            out[spec.name] = tuple(spec.positional_index(n) for n in names)
-    return out
+        if value is None:
+            return None
+        names = value if isinstance(value, tuple) else (value,)
+        return tuple(spec.positional_index(n) for n in names)
+
+    return _ByOperation(compute)
 
 
-def _implied_dtypes() -> dict:
+def _implied_dtypes() -> _ByOperation:
     """op name -> {keyword output: (keyword naming its dtype or None, default dtype name)}."""
-    from ..ops._registry import all_specs
-
-    return {spec.name: {out: (kw, default) for out, kw, default in spec.implied_payload_dtypes}
-            for spec in all_specs() if spec.implied_payload_dtypes}
+    return _ByOperation(lambda spec: {out: (kw, default) for out, kw, default in spec.implied_payload_dtypes}
+                        if spec.implied_payload_dtypes else None)
 
 
-def _keyword_aliases() -> dict:
+def _keyword_aliases() -> _ByOperation:
     """op name -> {alias: keyword} from the op records."""
-    from ..ops._registry import all_specs
-
-    return {spec.name: dict(spec.keyword_aliases) for spec in all_specs() if spec.keyword_aliases}
+    return _ByOperation(lambda spec: dict(spec.keyword_aliases) if spec.keyword_aliases else None)
 
 
 def is_coop_callee(obj) -> bool:

@@ -16,10 +16,12 @@ import types as _pytypes
 
 from .._errors import InvalidArgumentTypeError
 
-__all__ = ["uses_coop", "refuse_capsules", "check_launch_block"]
+__all__ = ["uses_coop", "refuse_capsules", "is_coop_object", "check_launch_block"]
 
 
-def _is_coop_object(value, names) -> bool:
+def is_coop_object(value, names=()) -> bool:
+    """Whether ``value`` is a cuda.coop module or object (``names``: the attribute names the
+    code reads, for the ``cuda`` namespace package itself)."""
     if isinstance(value, _pytypes.ModuleType):
         name = value.__name__
         if name == "cuda.coop" or name.startswith("cuda.coop."):
@@ -63,7 +65,7 @@ def _refers_to_coop(dispatcher) -> bool:
             values.append(cell.cell_contents)
         except ValueError:  # an empty cell
             pass
-    return any(_is_coop_object(v, names) for v in values)
+    return any(is_coop_object(v, names) for v in values)
 
 
 def refuse_capsules(dispatcher, args) -> None:

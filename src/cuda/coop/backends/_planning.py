@@ -14,17 +14,15 @@ import functools
 from .._errors import CoopError
 from ..core import spec
 from ..core.binding import bind_descriptors
-from ..ops._registry import all_specs
+from ..ops._lookup import spec_named
 
 __all__ = ["plan_call", "flatten_results"]
-
-_SPECS_BY_NAME = {s.name: s for s in all_specs()}
 
 
 @functools.lru_cache(maxsize=4096)
 def _plan_cached(op_name, arg_descs, kw_items):
     # Keyed by core descriptors, which do not depend on the compiler.
-    return _SPECS_BY_NAME[op_name].plan(*arg_descs, **dict(kw_items))
+    return spec_named(op_name).plan(*arg_descs, **dict(kw_items))
 
 
 def plan_call(op_spec, argtys, kwtys, *, describe_type, hidden_keywords=()) -> spec.CallPlan:

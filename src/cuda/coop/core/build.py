@@ -93,7 +93,8 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
 
     ``prelude_headers``: the headers of every family, in a fixed order, for NVRTC's
     precompiled header (one PCH then serves every kernel of the process); the backend
-    passes the registry's.  None: the providers' own headers.
+    passes the registry's, or a function that returns them (called only when a PCH is
+    built, so a cache hit imports no other family).  None: the providers' own headers.
     """
     tc = toolchain()
     source = render_translation_unit(providers)
@@ -179,6 +180,8 @@ def _compile_with_pch(providers, source: str, options, key: str, prelude_headers
     """(LTO-IR, whether NVRTC's precompiled headers were used)."""
     try:
         if _pch.wanted():
+            if callable(prelude_headers):
+                prelude_headers = prelude_headers()
             pch_source = render_translation_unit(providers, headers=prelude_headers)
             try:
                 return _nvrtc_compile(pch_source, [*options, *_pch.options()], key), True

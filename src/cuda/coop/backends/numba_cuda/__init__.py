@@ -1,15 +1,22 @@
 """The classic numba-cuda backend (``from numba import cuda``, package ``numba-cuda`` 0.30).
 
-``activate()`` checks numba-cuda's version (in ``_compat``, before any registry is
-touched), then gives cuda.coop's kernel functions their numba-cuda types and installs
-the typing templates and the llvmlite lowerings.  Types are registered in numba-cuda's
-own ``typeof`` registry, so a kernel compiled by numba-cuda uses this backend even when
-numba-cuda-mlir's backend is registered in the same process, and the reverse.
+Types are registered in numba-cuda's own ``typeof`` registry, so a kernel compiled by
+numba-cuda uses this backend even when numba-cuda-mlir's backend is registered in the same
+process, and the reverse.  Activated in two steps (backends/_deferred.py):
+
+- ``activate()`` checks numba-cuda's version (in ``_compat``, before any registry is
+  touched), pins the CUDA libraries and installs ``hooks.py``'s hooks: first-use typeof
+  functions, the payload-dtype rewrites and the launches numba-cuda cannot make.
+- ``ready()`` gives cuda.coop's kernel functions their numba-cuda types and installs the
+  typing templates, the llvmlite lowerings and the group methods, the first time a compile
+  meets cuda.coop.
 """
 
 from __future__ import annotations
 
 import threading
+
+from .._deferred import DeferredActivation
 
 __all__ = ["activate", "NumbaCudaBackend"]
 
@@ -17,45 +24,37 @@ _lock = threading.Lock()
 _backend = None
 
 
-class NumbaCudaBackend:
+class NumbaCudaBackend(DeferredActivation):
     name = "numba-cuda"
 
     def __init__(self):
+        super().__init__()
         from ...core import cuda_libraries
         from . import _compat as C
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
-        from . import group_methods, lowering, rewrite, scratch, typing  # noqa: F401  (rewrite registers itself)
-        from .types import StatefulFunctionType, register_group_typeofs
-        from ..._stateful import StatefulFunction
-        from ..._kernel_api import KernelConstructMeta, KernelFunction
-
         self.version = C.check_version()
-        self._function_types = typing.function_types()
+        from . import hooks
+
+        hooks.install(self)
+
+    def _install(self):
+        from . import _compat as C
+        from . import group_methods, lowering, scratch, typing
+        from .._deferred import function_classes, stateful_class
+        from .types import StatefulFunctionType, register_group_typeofs
+
+        self._function_types.update(typing.function_types())  # an operation's: _install_operation
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.infer_getattr(template)
         lowering.install()
         group_methods.install()
-        from .._launch_checks import check_launch_block
-
-        C.install_coop_launches(check_launch_block)
-        C.install_uncached_coop_kernels()
         C.install_post_lower_hook(scratch.finish_function)
-        types = self._function_types
 
-        # ThreadData and TempStorage are classes: typeof dispatches on their metaclass.
-        @C.typeof_impl.register(KernelConstructMeta)
-        def _typeof_construct(val, c):
-            return types[val]
+        def typeof_function(val, c):
+            return self._type_of(val)
 
-        # An explicit registration wins over the ``_numba_type_`` fallback, which answers
-        # for the backend registered first: each compiler gets its own types.
-        @C.typeof_impl.register(KernelFunction)
-        def _typeof_function(val, c):
-            return types[val]
-
-        @C.typeof_impl.register(StatefulFunction)
-        def _typeof_stateful(val, c):
+        def typeof_stateful(val, c):
             # Compiled by this compiler (a numba-cuda-mlir dispatcher is another object).
             dispatcher = getattr(val, "_numba_cuda_dispatcher", None)
             if dispatcher is None:
@@ -65,15 +64,26 @@ class NumbaCudaBackend:
                 val._numba_cuda_dispatcher = dispatcher
             return StatefulFunctionType(val, dispatcher)
 
+        # Over the first-use typeofs of hooks.py.  An explicit registration wins over the
+        # ``_numba_type_`` fallback, which answers for the backend registered first: each
+        # compiler gets its own types.  ThreadData and TempStorage are classes: typeof
+        # dispatches on their metaclass.
+        for cls in function_classes():
+            C.typeof_impl.register(cls)(typeof_function)
+        C.typeof_impl.register(stateful_class())(typeof_stateful)
         register_group_typeofs(C.typeof_impl)
 
+        # Each numba-cuda compile refreshes its contexts when it starts; this one is already
+        # running (the rewrite or typeof that called ready() is part of it).
         C.refresh_registries()
 
-    def numba_type_of(self, obj):
-        try:
-            return self._function_types[obj]
-        except (KeyError, TypeError):
-            raise TypeError(f"{obj!r} is not a cuda.coop kernel function") from None
+    def _install_operation(self, op_spec):
+        from . import _compat as C
+        from . import lowering, typing
+
+        lowering.register_operation(op_spec)
+        C.refresh_registries()  # the compile under way is typing: lowering comes next
+        return typing.op_function_type(op_spec)
 
 
 def activate() -> NumbaCudaBackend:

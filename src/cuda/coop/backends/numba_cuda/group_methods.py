@@ -73,7 +73,7 @@ def _query(method):
 
 
 def install():
-    """Register the methods on GroupType (called once by ``activate``)."""
+    """Register the methods on GroupType (called once, by the backend's ``ready()``)."""
     for name, (ptx, fallback) in G.CLUSTER_PTX.items():
         _CLUSTER_REGISTERS[name] = _cluster_register(name, ptx, fallback)
 

@@ -24,7 +24,6 @@ from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import StorageUse, explicit_size_error, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
-from ...ops._registry import all_headers, all_specs
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
 from .._planning import flatten_results
@@ -88,7 +87,7 @@ def _site() -> tuple:
 
 
 def _build(provider, cc):
-    build = build_providers([provider], arch_for_cc(cc), prelude_headers=all_headers())
+    build = build_providers([provider], arch_for_cc(cc), prelude_headers=_all_headers)
     item = _LTOIR_OBJECTS.get(build.key)
     if item is None:
         item = C.LTOIR(build.ltoir, name=f"{C.COOP_LINK_PREFIX}{build.key[:16]}.ltoir")
@@ -284,7 +283,17 @@ def _lower_operation(context, builder, sig, args, op_spec):
     return values[0]
 
 
-def _register_operation(op_spec):
+def _all_headers():
+    # Every family's headers, for the precompiled header of the process's second NVRTC
+    # compile: only then are the other families imported.
+    from ...ops._registry import all_headers
+
+    return all_headers()
+
+
+def register_operation(op_spec):
+    """Register one operation's lowering (the backend does, when a kernel first uses it)."""
+
     def impl(context, builder, sig, args):
         return _lower_operation(context, builder, sig, args, op_spec)
 
@@ -307,10 +316,8 @@ def _lower_items_per_thread(context, builder, typ, value):
 
 
 def install():
-    """Register every lowering (called once by ``activate``)."""
+    """Register every lowering but the operations' (called once, by the backend's ``ready()``)."""
     any_args = types.VarArg(types.Any)
-    for op_spec in all_specs():
-        _register_operation(op_spec)
     for factory in (_groups.this_block, _groups.this_warp, _groups.this_thread, _groups.this_grid,
                     _groups.this_cluster, TempStorage):
         C.lower_builtin(factory, any_args)(_lower_dummy)

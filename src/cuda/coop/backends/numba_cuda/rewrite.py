@@ -20,17 +20,17 @@ from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
 from .._inference import CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee
 from . import _compat as C
+from .hooks import DTYPE_FROM
 
 __all__ = ["DTYPE_FROM"]
 
-DTYPE_FROM = "_dtype_from"
 ir = C.ir
 _ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend, C.replace_vars_stmt)
 _PLAIN_FUNCTIONS = PlainFunctionOperands(_ANALYSIS, lambda fn: C.cuda.jit(device=True)(fn), "numba.cuda")
 _CHECKS = CallSiteChecks(_ANALYSIS, C.cuda)
 
 
-@C.register_rewrite("before-inference")
+# Registered by hooks.py, whose rewrite runs this one once the backend is ready.
 class InferPayloadDtypes(C.Rewrite):
     """Local-array payloads become ThreadData; untyped ThreadData get ``_dtype_from=``.
 
@@ -103,41 +103,3 @@ class InferPayloadDtypes(C.Rewrite):
             body.extend(self.suffix.get(id(inst), ()))
         self.block.body = body
         return self.block
-
-
-@C.register_rewrite("after-inference")
-class NullDtypeSources(C.Rewrite):
-    """Point ``_dtype_from=`` at a null of the same type, defined just before the call.
-
-    The signature keeps the argument (numba-cuda selects the lowering by the typed argument
-    types), and ThreadData's lowering never reads it; the null only spares lowering a
-    variable that is defined after the constructor.
-    """
-
-    def match(self, func_ir, block, typemap, calltypes):
-        self.func_ir, self.block, self.typemap = func_ir, block, typemap
-        self.hits = {}
-        for inst in block.body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                source = dict(inst.value.kws).get(DTYPE_FROM)
-                if source is not None and not source.name.startswith(_NULL):
-                    self.hits[id(inst)] = source
-        return bool(self.hits)
-
-    def apply(self):
-        body = []
-        for inst in self.block.body:
-            source = self.hits.get(id(inst))
-            if source is not None:
-                var = ir.Var(self.block.scope, f"{_NULL}{id(inst)}", inst.loc)
-                null = ir.Expr.null(inst.loc)
-                self.typemap[var.name] = self.typemap[source.name]
-                self.func_ir._definitions[var.name] = [null]
-                body.append(ir.Assign(null, var, inst.loc))
-                inst.value.kws = [(k, var if k == DTYPE_FROM else v) for k, v in inst.value.kws]
-            body.append(inst)
-        self.block.body = body
-        return self.block
-
-
-_NULL = "$coop_dtype_from_null."

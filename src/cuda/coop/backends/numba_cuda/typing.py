@@ -28,7 +28,6 @@ from ..._payloads import check_payload_bytes
 from .. import _planning, _reserve
 from .._reserve import RESERVE_KEY
 from ...core import spec
-from ...ops._registry import all_specs
 from . import _compat as C
 from .rewrite import DTYPE_FROM
 from .types import GroupType, TempStorageType, ThreadDataType, describe_type, numba_type_of_dtype, result_type
@@ -375,9 +374,15 @@ class ThreadDataAttributes(C.AttributeTemplate):
         return types.IntegerLiteral(ty.items)
 
 
+def op_function_type(op_spec):
+    """The Numba function type of one operation's stub (made once, by the backend)."""
+    return types.Function(_op_template(op_spec))
+
+
 def function_types():
-    """Map each kernel-callable object to its Numba function type."""
-    mapping = {s.stub: types.Function(_op_template(s)) for s in all_specs()}
+    """Map each kernel-callable object but the operations to its Numba function type (an
+    operation's is made when a kernel first uses it: op_function_type)."""
+    mapping = {}
     mapping[_groups.this_block] = types.Function(_group_template(_groups.this_block, "block"))
     mapping[_groups.this_warp] = types.Function(_group_template(_groups.this_warp, "warp", 32))
     for factory, kind in ((_groups.this_thread, "thread"), (_groups.this_grid, "grid"),

@@ -1,13 +1,22 @@
 """The numba-cuda-mlir backend: typing, lowering and launch facts for cuda.coop calls.
 
-``activate()`` checks the numba-cuda-mlir version (in ``_compat``, before any
-registry is touched), then installs the typing templates, the lowerings and the
-call-site rewrite, and refreshes the compiler's registries.
+Activated in two steps (backends/_deferred.py), so that registering it (``import cuda.coop``
+beside numba_cuda_mlir, or ``coop.register()``) stays cheap:
+
+- ``activate()`` checks the numba-cuda-mlir version (in ``_compat``, before any registry is
+  touched), pins the CUDA libraries and installs ``hooks.py``'s hooks: first-use typeof
+  functions, the call-site rewrites and the launch hook.  It imports no module of
+  numba-cuda-mlir that ``import numba_cuda_mlir`` has not.
+- ``ready()`` installs the rest (typing templates, lowerings, group methods, the real typeof
+  functions) and refreshes the compiler's registries, the first time a compile meets
+  cuda.coop.
 """
 
 from __future__ import annotations
 
 import threading
+
+from .._deferred import DeferredActivation
 
 __all__ = ["activate", "NumbaMlirBackend"]
 
@@ -15,47 +24,40 @@ _lock = threading.Lock()
 _backend = None
 
 
-class NumbaMlirBackend:
+class NumbaMlirBackend(DeferredActivation):
     name = "numba-cuda-mlir"
 
     def __init__(self):
+        super().__init__()
         from ...core import cuda_libraries
         from . import _compat as C
 
         # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
         cuda_libraries.install_pinning()
-        from . import group_methods, lowering, rewrite, typing  # noqa: F401  (rewrite registers itself)
-        from .types import StatefulFunctionType, register_group_typeofs
-        from ..._stateful import StatefulFunction
-
         self.version = C.check_version()
-        self._function_types = typing.function_types()
+        from . import hooks
+
+        hooks.install(self)
+
+    def _install(self):
+        from . import _compat as C
+
+        C.load_compiler()
+        from . import group_methods, lowering, typing
+        from .._deferred import function_classes, stateful_class
+        from .types import StatefulFunctionType, register_group_typeofs
+
+        self._function_types.update(typing.function_types())  # an operation's: _install_operation
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.typing_registry.register_attr(template)
         lowering.install()
-        group_methods.install()
-        from . import launch
+        with C.one_registry_refresh():  # one refresh below, not one per group method
+            group_methods.install()
 
-        launch.install()  # NoDeviceError instead of the driver's traceback for coop kernels
+        def typeof_function(val, c):
+            return self._type_of(val)
 
-        from ..._kernel_api import KernelConstructMeta, KernelFunction
-
-        # ThreadData and TempStorage are classes: typeof dispatches on their
-        # metaclass, so the _numba_type_ property of KernelConstructMeta is not
-        # consulted; register the metaclass instead.
-        @C.typeof_impl.register(KernelConstructMeta)
-        def _typeof_construct(val, c):
-            return self._function_types[val]
-
-        # An explicit registration wins over the ``_numba_type_`` fallback, which answers
-        # for the backend registered first: with classic numba-cuda's backend registered
-        # too, each compiler still gets its own types.
-        @C.typeof_impl.register(KernelFunction)
-        def _typeof_function(val, c):
-            return self._function_types[val]
-
-        @C.typeof_impl.register(StatefulFunction)
-        def _typeof_stateful(val, c):
+        def typeof_stateful(val, c):
             dispatcher = getattr(val, "_numba_mlir_dispatcher", None)
             if dispatcher is None:
                 op = val.op
@@ -63,15 +65,25 @@ class NumbaMlirBackend:
                 val._numba_mlir_dispatcher = dispatcher
             return StatefulFunctionType(val, dispatcher)
 
+        # Over the first-use typeofs of hooks.py.  An explicit registration wins over the
+        # ``_numba_type_`` fallback, which answers for the backend registered first: with
+        # classic numba-cuda's backend registered too, each compiler still gets its own types.
+        for cls in function_classes():
+            C.typeof_impl.register(cls)(typeof_function)
+        C.typeof_impl.register(stateful_class())(typeof_stateful)
         register_group_typeofs(C.typeof_impl)
 
         C.refresh_registries_if_needed()
 
-    def numba_type_of(self, obj):
-        try:
-            return self._function_types[obj]
-        except (KeyError, TypeError):
-            raise TypeError(f"{obj!r} is not a cuda.coop kernel function") from None
+    def _install_operation(self, op_spec):
+        from . import _compat as C
+        from . import lowering, typing
+
+        lowering.register_operation(op_spec)
+        # Typing is under way: the lowering must be in the target context before this
+        # kernel is lowered.
+        C.refresh_registries_if_needed(typing=False)
+        return typing.op_function_type(op_spec)
 
 
 def activate() -> NumbaMlirBackend:

@@ -54,21 +54,8 @@ def check_version():
 check_version()
 
 # ----------------------------------------------------------------------------------------
-# Public numba_cuda_mlir API (listed here too so the backend has one import surface)
-# ----------------------------------------------------------------------------------------
-from numba_cuda_mlir import cuda  # noqa: E402
-from numba_cuda_mlir.extending import (  # noqa: E402
-    lowering_registry,
-    refresh_registries,
-    register_model,
-    require_launch_config as _require_launch_config,
-    set_required_dynamic_shared_memory as _set_required_dynamic_shared_memory,
-    typeof_impl,
-    typing_registry,
-)
-
-# ----------------------------------------------------------------------------------------
-# Private names (each with the reason it is needed)
+# What registering the backend needs (typeof, rewrites, IR, types): all of it already
+# loaded by ``import numba_cuda_mlir``, so registering imports nothing (docs/performance.rst).
 # ----------------------------------------------------------------------------------------
 # Numba front-end types, templates, IR and errors (the vendored numba-cuda copy).
 from numba_cuda_mlir.numba_cuda import types  # noqa: E402
@@ -86,36 +73,102 @@ from numba_cuda_mlir.numba_cuda.typing.templates import (  # noqa: E402
     signature,
 )
 from numba_cuda_mlir.numba_cuda.np.numpy_support import as_dtype, from_dtype  # noqa: E402
-from numba_cuda_mlir.numba_cuda.typing.typeof import typeof  # noqa: E402
-# Data models for our types: arrays as memrefs, descriptors as opaque values.
-from numba_cuda_mlir.models import ArrayModel, OpaqueModel  # noqa: E402
+# ``numba_cuda_mlir.extending.typeof_impl`` is this object, without that module's 0.1 s import.
+from numba_cuda_mlir.numba_cuda.typing.typeof import typeof, typeof_impl  # noqa: E402
 # MLIR building blocks used by lowerings.
 from numba_cuda_mlir._mlir import ir as mlir_ir  # noqa: E402
-from numba_cuda_mlir._mlir.dialects import func as mlir_func, llvm as mlir_llvm, memref as mlir_memref  # noqa: E402
-from numba_cuda_mlir.lowering_utilities import (  # noqa: E402
-    get_or_insert_function,
-    llvm_ptr_add_bytes,
-    memref_data_pointer,
-)
-# The launch-configuration error type, to turn it into our UnknownBlockDimensionError.
-from numba_cuda_mlir._whole_function_planners import _RequireLaunchConfig  # noqa: E402
 
 ForceLiteralArg = _errors.ForceLiteralArg
 
+# ----------------------------------------------------------------------------------------
+# Imported by load_compiler(), 0.3 s after ``import numba_cuda_mlir`` on the 2-core machine:
+# the backend's ready() calls it first; ``C.cuda`` or ``from ._compat import cuda`` elsewhere
+# calls it through __getattr__; a function below that may run before ready() (compile_kernel,
+# for a kernel without cuda.coop) calls it itself.
+# ----------------------------------------------------------------------------------------
+_DEFERRED = frozenset((
+    "cuda", "LTOIR", "lowering_registry", "refresh_registries", "register_model", "_require_launch_config",
+    "_set_required_dynamic_shared_memory", "typing_registry", "ArrayModel", "OpaqueModel", "mlir_func",
+    "mlir_llvm", "mlir_memref", "get_or_insert_function", "llvm_ptr_add_bytes", "memref_data_pointer",
+    "_RequireLaunchConfig",
+))
+_loaded = False
 
-def refresh_registries_if_needed():
+
+def load_compiler() -> None:
+    """Import the names of ``_DEFERRED`` into this module (idempotent)."""
+    global _loaded, cuda, LTOIR, lowering_registry, refresh_registries, register_model, _require_launch_config
+    global _set_required_dynamic_shared_memory, typing_registry, ArrayModel, OpaqueModel, mlir_func, mlir_llvm
+    global mlir_memref, get_or_insert_function, llvm_ptr_add_bytes, memref_data_pointer, _RequireLaunchConfig
+    if _loaded:
+        return
+    from numba_cuda_mlir import cuda  # the public API, listed here so the backend has one import surface
+    from numba_cuda_mlir.extending import (
+        lowering_registry, refresh_registries, register_model, typing_registry,
+        require_launch_config as _require_launch_config,
+        set_required_dynamic_shared_memory as _set_required_dynamic_shared_memory,
+    )
+    # Data models for our types: arrays as memrefs, descriptors as opaque values.
+    from numba_cuda_mlir.models import ArrayModel, OpaqueModel
+    # MLIR building blocks used by lowerings.
+    from numba_cuda_mlir._mlir.dialects import func as mlir_func, llvm as mlir_llvm, memref as mlir_memref
+    from numba_cuda_mlir.lowering_utilities import get_or_insert_function, llvm_ptr_add_bytes, memref_data_pointer
+    # The launch-configuration error type, to turn it into our UnknownBlockDimensionError.
+    from numba_cuda_mlir._whole_function_planners import _RequireLaunchConfig
+
+    LTOIR = cuda.LTOIR
+    _loaded = True
+
+
+def __getattr__(name):
+    if name in _DEFERRED:
+        load_compiler()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def refresh_registries_if_needed(typing=True):
     """Make already-initialized compiler contexts see our typing and lowering entries.
 
-    Contexts initialized later read the extension registries themselves, so
-    refreshing an uninitialized context would only move its (0.5-2 s) set-up from
-    the first compile to ``import cuda.coop``; the classic CUDA target is never
-    needed here (``include_uninitialized_cuda=False``).
+    Contexts initialized later read the extension registries themselves (refreshing one
+    would only move its 0.5-2 s set-up here); the classic CUDA target is never needed.
     """
     from numba_cuda_mlir.descriptor import mlir_target
 
+    load_compiler()
     if getattr(mlir_target, "_typingctx_initialized", True) or getattr(mlir_target, "_targetctx_initialized", True):
-        refresh_registries(include_uninitialized_cuda=False)
-LTOIR = cuda.LTOIR
+        refresh_registries(typing=typing, include_uninitialized_cuda=False)
+
+
+@contextlib.contextmanager
+def one_registry_refresh():
+    """numba-cuda-mlir's extension decorators without their own registry refresh, on this thread.
+
+    ``extending.overload`` and ``overload_method`` refresh the typing context after each
+    registration (initializing it if it is not yet: 0.4 s here, otherwise the first
+    compile's); the caller then calls refresh_registries_if_needed() once.
+    """
+    import numba_cuda_mlir.extending as extending
+
+    load_compiler()
+    original = extending.refresh_registries
+    _quiet.depth = getattr(_quiet, "depth", 0) + 1
+
+    def quiet_on_this_thread(*args, **kwargs):
+        if getattr(_quiet, "depth", 0):
+            return None
+        return original(*args, **kwargs)
+
+    extending.refresh_registries = quiet_on_this_thread
+    try:
+        yield
+    finally:
+        _quiet.depth -= 1
+        if extending.refresh_registries is quiet_on_this_thread:
+            extending.refresh_registries = original
+
+
+_quiet = threading.local()
 
 
 def require_launch_config(lower):
@@ -372,6 +425,7 @@ def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=Fals
     Public API (``cuda.compile``); no GPU is needed when ``compile_cubin``'s
     compute-capability shim is active, and under a launch the driver answers.
     """
+    load_compiler()
     options = {"fastmath": True} if fastmath else {}
     ltoir, _restype = cuda.compile(pyfunc, sig, device=True, abi="c", abi_info={"abi_name": symbol},
                                    output="ltoir", cc=tuple(cc), **options)
@@ -380,6 +434,7 @@ def compile_device_function_ltoir(pyfunc, sig, *, cc, symbol: str, fastmath=Fals
 
 def device_function_restype(pyfunc, argtypes, *, cc):
     """The return type numba infers for a device function called with ``argtypes``."""
+    load_compiler()
     _ptx, restype = cuda.compile(pyfunc, tuple(argtypes), device=True, output="ptx", cc=tuple(cc))
     return restype
 
@@ -397,6 +452,7 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), cluster=None,
     from numba_cuda_mlir.descriptor import mlir_target
     from numba_cuda_mlir.mlir_optimization import optimize
 
+    load_compiler()
     mlir_target.ensure_initialized()  # what a dispatcher compile does first
 
     with forced_compute_capability(cc):

@@ -127,7 +127,7 @@ def _install_cluster_registers():
 
 
 def install():
-    """Register the methods on GroupType (called once by ``activate``)."""
+    """Register the methods on GroupType (called once, by the backend's ``ready()``)."""
     from .typing import located_method
 
     _install_cluster_registers()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import sys
 
 from ..._errors import NoDeviceError, SharedMemoryLimitError
-from ...core.storage import launch_limit_error
 from .._launch_checks import check_launch_block, refuse_capsules, uses_coop
 
 __all__ = ["install", "no_device_error", "shared_memory_limit_error", "uses_coop", "check_arguments"]
@@ -51,6 +50,8 @@ def check_arguments(dispatcher, args) -> None:
 
 def shared_memory_limit_error(dispatcher, requested: int, static: int, limit: int,
                               required: int | None) -> SharedMemoryLimitError:
+    from ...core.storage import launch_limit_error  # only for a refused launch
+
     name = getattr(getattr(dispatcher, "py_func", None), "__name__", "kernel")
     return launch_limit_error(name, requested, static, limit, required)
 

@@ -25,7 +25,7 @@ from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, plan_storage
-from ...ops._registry import all_headers, all_specs
+from ...ops._lookup import spec_of
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
 from .._planning import flatten_results
@@ -39,7 +39,6 @@ types = C.types
 _region_counter = itertools.count()
 _KERNEL_STATE_ATTR = "_cuda_coop_kernel_state"
 _LTOIR_OBJECTS: dict = {}  # build key -> LTOIR link item (identity keeps link de-duplication exact)
-_STUBS = {s.stub: s for s in all_specs()}
 
 
 @dataclass
@@ -99,14 +98,15 @@ class KernelState:
                 if isinstance(fnty, types.BoundFunction) and fnty.typing_key == RESERVE_KEY:
                     self._collect_reservation(lower, inst, fnty)
                     continue
-                if not isinstance(fnty, types.Function) or fnty.typing_key not in _STUBS:
+                op_spec = spec_of(fnty.typing_key) if isinstance(fnty, types.Function) else None
+                if op_spec is None:
                     continue
                 argtys = [typemap[a.name] for a in expr.args]
                 kwtys = {k: typemap[v.name] for k, v in expr.kws}
                 site_ty = kwtys.get("_coop_site")
                 site = site_ty.literal_value if isinstance(site_ty, types.IntegerLiteral) else None
                 try:
-                    plan = plan_call(_STUBS[fnty.typing_key], argtys, kwtys)
+                    plan = plan_call(op_spec, argtys, kwtys)
                 except CoopError as exc:
                     _raise_at_site(exc, site)
                 if checked:
@@ -191,7 +191,7 @@ class KernelState:
                 _raise_at_site(exc, call.site)
             providers.append(call.provider)
         unique = list({p.symbol: p for p in providers}.values())
-        self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=all_headers())
+        self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=_all_headers)
         self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
         if self.ltoir is None:
             self.ltoir = C.LTOIR(self.build.ltoir, name=f"cuda_coop_{self.build.key[:16]}.ltoir")
@@ -536,7 +536,17 @@ def _lower_operation(lower, target, args, kws, op_spec):
     lower.store_var(target, values[0] if not isinstance(plan.result, spec.TupleResult) else tuple(values))
 
 
-def _register_operation(op_spec):
+def _all_headers():
+    # Every family's headers, for the precompiled header of the process's second NVRTC
+    # compile: only then are the other families imported.
+    from ...ops._registry import all_headers
+
+    return all_headers()
+
+
+def register_operation(op_spec):
+    """Register one operation's lowering (the backend does, when a kernel first uses it)."""
+
     def builder(lower, target, args, kws):
         _lower_operation(lower, target, args, kws, op_spec)
 
@@ -602,9 +612,7 @@ def _lower_items_per_thread(context, lower, target, value, attr=None):
 
 
 def install():
-    """Register every lowering (called once by ``activate``)."""
-    for op_spec in all_specs():
-        _register_operation(op_spec)
+    """Register every lowering but the operations' (called once, by the backend's ``ready()``)."""
     any_args = types.VarArg(types.Any)
     C.lowering_registry.lower(_groups.this_block, any_args)(_lower_this_block)
     C.lowering_registry.lower(_groups.this_warp, any_args)(_lower_this_warp)

@@ -40,7 +40,7 @@ from ..._payloads import TempStorage, ThreadData
 from .._inference import (
     CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee,
 )
-from ._compat import Rewrite, cuda, ir, register_rewrite, replace_vars_stmt, run_frontend
+from ._compat import Rewrite, cuda, ir, replace_vars_stmt, run_frontend
 
 __all__ = ["SITES", "Site", "HIDDEN_KEYWORDS"]
 
@@ -78,7 +78,7 @@ _coop_operands = _ANALYSIS.coop_operands
 _local_array_as_thread_data = _ANALYSIS.local_array_as_thread_data
 
 
-@register_rewrite("before-inference")
+# Registered by hooks.py, whose rewrite runs this one once the backend is ready.
 class TagCoopCallSites(Rewrite):
     def __init__(self, state=None):
         super().__init__(state)
@@ -163,27 +163,4 @@ class TagCoopCallSites(Rewrite):
             body.append(inst)
             body.extend(after)
         self.block.body = body
-        return self.block
-
-
-
-@register_rewrite("after-inference")
-class DropDtypeSources(Rewrite):
-    """Remove ``_dtype_from=`` once typing has read it.
-
-    The variable it names may be defined after the ``ThreadData`` constructor (the
-    first value written into the payload), which typing allows but lowering, which
-    loads every named argument, does not; ThreadData's lowering never reads it.
-    """
-
-    def match(self, func_ir, block, typemap, calltypes):
-        self.block = block
-        self.hits = [inst.value for inst in block.body
-                     if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
-                     and inst.value.op == "call" and any(k == "_dtype_from" for k, _ in inst.value.kws)]
-        return bool(self.hits)
-
-    def apply(self):
-        for expr in self.hits:
-            expr.kws = [(k, v) for k, v in expr.kws if k != "_dtype_from"]
         return self.block

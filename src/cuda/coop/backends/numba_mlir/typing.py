@@ -27,7 +27,6 @@ from ..._payloads import (
 from .. import _planning, _reserve
 from .._reserve import RESERVE_KEY
 from ...core import spec
-from ...ops._registry import all_specs
 from ._compat import (
     AbstractTemplate, AttributeTemplate, ForceLiteralArg, as_dtype, signature, typing_location, types,
 )
@@ -414,9 +413,15 @@ class TempStorageAttributes(AttributeTemplate):
         return types.BoundFunction(template, ty)
 
 
+def op_function_type(op_spec):
+    """The Numba function type of one operation's stub (made once, by the backend)."""
+    return types.Function(_op_template(op_spec))
+
+
 def function_types():
-    """Map each kernel-callable object to its Numba function type."""
-    mapping = {spec_.stub: types.Function(_op_template(spec_)) for spec_ in all_specs()}
+    """Map each kernel-callable object but the operations to its Numba function type (an
+    operation's is made when a kernel first uses it: op_function_type)."""
+    mapping = {}
     mapping[_groups.this_block] = types.Function(ThisBlockTemplate)
     mapping[_groups.this_warp] = types.Function(ThisWarpTemplate)
     mapping[_groups.this_thread] = types.Function(ThisThreadTemplate)
