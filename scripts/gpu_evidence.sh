@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The GPU evidence of one toolkit, in one device call: logs under $OUT (or ./gpu-evidence).
 #
-#   bash scripts/gpu_evidence.sh 12|13 [suite] [repeat N] [torch] [sanitize]
+#   bash scripts/gpu_evidence.sh 12|13 [suite] [repeat N] [torch] [sanitize] [checkcost] [bench]
 #
 #   suite      the whole GPU test suite in parallel shards (scripts/run_gpu_tests.py -j 15)
 #   repeat N   the exchange and shuffle GPU tests N times in one process (races show up as flakes)
 #   torch      import torch (CUDA 13 wheels) first, then compile a cooperative kernel: the toolkit
 #              cuda-coop picks, or its named ToolkitMismatchError
-#   sanitize   scripts/sanitize.py: compute-sanitizer's four tools over every family
+#   sanitize   scripts/sanitize.py: compute-sanitizer's four tools over the families, the run-time
+#              checks and the features, on both compilers (SANITIZE_ARGS adds options); its logs
+#              are packed into one sanitize-cuXX.tgz ($OUT returns a few files only)
+#   checkcost  benchmarks/check_cost.py: the run-time checks' device cost (checked / CUDA_COOP_CHECKED=0)
+#   bench      benchmarks/run_all.py: every family against CUB built by nvcc (BENCH_ARGS picks some)
 set -uo pipefail
 major="$1"; shift
 out="${OUT:-gpu-evidence}"; mkdir -p "$out"
@@ -22,7 +26,11 @@ while [ $# -gt 0 ]; do
     suite) timeout 480 python3 scripts/run_gpu_tests.py -j 15 --log-dir /tmp/shards-cu$major 2>&1 | tail -25 | tee "$out/suite-cu$major.txt" ;;
     repeat) shift; timeout 300 python3 scripts/repeat_gpu_tests.py --count "$1" tests/ops/test_exchange.py tests/ops/test_shuffle.py 2>&1 | tail -8 | tee "$out/repeat-cu$major.txt" ;;
     torch) timeout 120 python3 -c "import torch; torch.zeros(1, device='cuda'); import runpy, sys; sys.argv = ['probe', '$major', 'none']; runpy.run_path('ci/mixed_toolkit_probe.py', run_name='__main__')" 2>&1 | grep -E 'RESULT|mapped|Error' | cut -c1-600 | tee "$out/torch-first-cu$major.txt" ;;
-    sanitize) timeout "${SANITIZE_TIMEOUT:-400}" python3 scripts/sanitize.py --log-dir "$out" ${SANITIZE_ARGS:-} 2>&1 | tee "$out/sanitize-cu$major.txt" | tail -22 ;;
+    sanitize) timeout "${SANITIZE_TIMEOUT:-400}" python3 scripts/sanitize.py --log-dir /tmp/sanitize-cu$major ${SANITIZE_ARGS:-} 2>&1 | tee "$out/sanitize-cu$major.txt" | tail -40
+              tar czf "$out/sanitize-cu$major.tgz" -C /tmp "sanitize-cu$major" ;;
+    checkcost) mkdir -p /tmp/checkcost-cu$major; OUT=/tmp/checkcost-cu$major timeout 200 python3 benchmarks/check_cost.py 2>&1 | tee "$out/checkcost-cu$major.txt" | tail -8 ;;
+    bench) OUT=/tmp/bench-cu$major timeout 500 python3 benchmarks/run_all.py ${BENCH_ARGS:-} 2>&1 | tee "$out/bench-cu$major.txt" | tail -30
+           tar czf "$out/bench-cu$major.tgz" -C /tmp "bench-cu$major" ;;
   esac
   shift
 done
