@@ -44,7 +44,8 @@ def test_each_backend_module_imports_first_in_a_fresh_process():
 # API module and lowering stack, and cuda.coop's specification, C++ generation and typing.
 COOP_DEFERRED = (
     "cuda.coop.core.spec", "cuda.coop.core.cpp", "cuda.coop.core.build", "cuda.coop.core.toolchain",
-    "cuda.coop.backends._inference", "cuda.coop.backends.numba_mlir.typing", "cuda.coop.backends.numba_mlir.lowering",
+    "cuda.coop.backends._inference", "cuda.coop.backends._typing",
+    "cuda.coop.backends.numba_mlir.typing", "cuda.coop.backends.numba_mlir.lowering",
     "cuda.coop.backends.numba_mlir.group_methods", "cuda.coop.backends.numba_mlir.rewrite",
     "cuda.coop.backends.numba_mlir.types",
 )

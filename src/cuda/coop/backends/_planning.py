@@ -3,8 +3,8 @@
 Both backends type a call the same way: each argument type becomes a core descriptor
 (the backend's ``describe_type``), the stub's signature binds them, and the family's
 ``plan`` validates them and decides the result.  Only ``describe_type`` and the hidden
-keywords a backend's rewrite adds differ, so each backend binds those
-(``functools.partial``).  Imports no compiler.
+keywords a backend's rewrite adds differ, so ``_typing.build`` binds those for one
+compiler (``functools.partial``).  Imports no compiler.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``storage.reserve(count, dtype, alignment=None)``: its validation, for either compiler.
 
 Both compilers' type modules name the same classes (``IntegerLiteral``, ``NumberClass``,
-``DType``, ...), so one validation serves both; each backend passes its own ``types``,
-``as_dtype`` and literal-int reader (``functools.partial``).  Imports no compiler.
+``DType``, ...), so one validation serves both; ``_typing.build`` binds one compiler's
+``types``, ``as_dtype`` and literal-int reader (``functools.partial``).  Imports no compiler.
 """
 
 from __future__ import annotations

@@ -2,34 +2,51 @@
 
 Both compilers (numba-cuda-mlir, classic numba-cuda) carry their own copy of Numba's type
 system, so the same type classes have to derive from each compiler's own ``types`` module:
-``build`` makes them for one compiler, and each backend's ``types.py`` binds the result
-to module names (``GroupType``, ``describe_type``, ...).  Nothing here imports a compiler.
+``build`` makes them for one compiler from its ``_compat`` module, and each backend's
+``types.py`` binds the result to module names (``GroupType``, ``describe_type``, ...).
+Nothing here imports a compiler.
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .._dtypes import bfloat16_dtype, is_movable
 from ..core import spec
 
-__all__ = ["build", "PUBLIC_NAMES"]
-
-PUBLIC_NAMES = ("GroupType", "ThreadDataType", "TempStorageType", "StatefulFunctionType", "numpy_dtype",
-                "describe_type", "result_type", "register_group_typeofs")
+__all__ = ["build", "CompilerTypes"]
 
 
-def build(module_name: str, *, types, array_model, opaque_model, as_dtype, register_model, numba_type_of_dtype,
-          bfloat16_name: str) -> SimpleNamespace:
+class CompilerTypes(NamedTuple):
+    """What ``build`` makes for one compiler, bound to names by its ``types.py``."""
+
+    GroupType: type
+    ThreadDataType: type
+    TempStorageType: type
+    StatefulFunctionType: type
+    numpy_dtype: Callable  # Numba type -> NumPy dtype, or None
+    numba_type_of_dtype: Callable  # NumPy dtype -> Numba type
+    describe_type: Callable  # Numba type -> core descriptor
+    result_type: Callable  # CallPlan result -> Numba type
+    register_group_typeofs: Callable  # (typeof_impl) -> None
+
+
+def build(module_name: str, compat, *, bfloat16_name: str) -> CompilerTypes:
     """The type classes and descriptor functions for one compiler.
 
-    ``types``, the two data models, ``as_dtype`` and ``register_model`` are the compiler's
-    own; ``numba_type_of_dtype`` maps a NumPy dtype to its Numba type; ``bfloat16_name`` is
-    how the compiler prints its bfloat16 type.  The classes take ``module_name`` as their
-    module, so Numba's pickling of types finds them as that module's attributes.
+    ``compat`` is the backend's ``_compat`` module: the compiler's ``types``, data models
+    (``ArrayModel``, ``OpaqueModel``), ``register_model``, ``as_dtype`` and ``from_dtype``.
+    ``bfloat16_name`` is how the compiler prints its bfloat16 type.  The classes take
+    ``module_name`` as their module, so Numba's pickling of types finds them as that
+    module's attributes.
     """
+    types, as_dtype, register_model = compat.types, compat.as_dtype, compat.register_model
+
+    def numba_type_of_dtype(dt: np.dtype):
+        # ``from_dtype`` read at the call: a backend may load it with the compiler.
+        return compat.from_dtype(np.dtype(dt))
 
     class GroupType(types.Dummy):
         """A cooperative group descriptor: compile time only, nothing at run time."""
@@ -111,10 +128,10 @@ def build(module_name: str, *, types, array_model, opaque_model, as_dtype, regis
                                           state_dtype=self.function.state_dtype)
 
 
-    register_model(GroupType)(opaque_model)
-    register_model(StatefulFunctionType)(opaque_model)
-    register_model(TempStorageType)(opaque_model)
-    register_model(ThreadDataType)(array_model)
+    register_model(GroupType)(compat.OpaqueModel)
+    register_model(StatefulFunctionType)(compat.OpaqueModel)
+    register_model(TempStorageType)(compat.OpaqueModel)
+    register_model(ThreadDataType)(compat.ArrayModel)
 
 
     def numpy_dtype(numba_type) -> np.dtype | None:
@@ -218,5 +235,5 @@ def build(module_name: str, *, types, array_model, opaque_model, as_dtype, regis
     for cls in (GroupType, ThreadDataType, TempStorageType, StatefulFunctionType):
         cls.__module__ = module_name
         cls.__qualname__ = cls.__name__
-    made = locals()  # read here: a comprehension's locals() would be its own
-    return SimpleNamespace(**{name: made[name] for name in PUBLIC_NAMES})
+    return CompilerTypes(GroupType, ThreadDataType, TempStorageType, StatefulFunctionType, numpy_dtype,
+                         numba_type_of_dtype, describe_type, result_type, register_group_typeofs)

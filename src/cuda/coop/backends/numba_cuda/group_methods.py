@@ -11,27 +11,11 @@ from __future__ import annotations
 
 import functools
 
-from ..._diagnostics import raise_at
-from ..._errors import CoopError
 from .. import _group_methods as G
 from . import _compat as C
 from .types import GroupType, describe_type
 
 __all__ = ["install"]
-
-
-def _located(fn):
-    """Re-raise cuda-coop errors of a method typer at the line of the call being typed."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except CoopError as exc:
-            loc, function = C.typing_location()
-            raise_at(exc, getattr(loc, "filename", None), getattr(loc, "line", None), function)
-
-    return wrapper
 
 
 _CLUSTER_REGISTERS: dict = {}
@@ -74,12 +58,14 @@ def _query(method):
 
 def install():
     """Register the methods on GroupType (called once, by the backend's ``ready()``)."""
+    from .typing import located_method
+
     for name, (ptx, fallback) in G.CLUSTER_PTX.items():
         _CLUSTER_REGISTERS[name] = _cluster_register(name, ptx, fallback)
 
     def overload(name):
         register = C.overload_method(GroupType, name, inline="always", prefer_literal=True)
-        return lambda typer: register(functools.wraps(typer)(_located(typer)))
+        return lambda typer: register(functools.wraps(typer)(located_method(typer)))
 
     rank_value, count_value = _query("rank"), _query("count")
 

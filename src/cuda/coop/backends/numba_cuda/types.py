@@ -6,27 +6,9 @@ The classes and functions are made by ``backends/_types.py`` on this compiler's 
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _types
-from ._compat import ArrayModel, OpaqueModel, as_dtype, register_model, types
+from . import _compat
 
-
-def numba_type_of_dtype(dt: np.dtype):
-    from ._compat import from_dtype
-
-    return from_dtype(np.dtype(dt))
-
-
-_made = _types.build(__name__, types=types, array_model=ArrayModel, opaque_model=OpaqueModel, as_dtype=as_dtype,
-                     register_model=register_model, numba_type_of_dtype=numba_type_of_dtype,
-                     bfloat16_name=str(types.bfloat16))  # "__nv_bfloat16"
-GroupType = _made.GroupType
-ThreadDataType = _made.ThreadDataType
-TempStorageType = _made.TempStorageType
-StatefulFunctionType = _made.StatefulFunctionType
-numpy_dtype = _made.numpy_dtype
-describe_type = _made.describe_type
-result_type = _made.result_type
-register_group_typeofs = _made.register_group_typeofs
-del _made
+(GroupType, ThreadDataType, TempStorageType, StatefulFunctionType, numpy_dtype, numba_type_of_dtype, describe_type,
+ result_type, register_group_typeofs) = _types.build(__name__, _compat,
+                                                     bfloat16_name=str(_compat.types.bfloat16))  # "__nv_bfloat16"
