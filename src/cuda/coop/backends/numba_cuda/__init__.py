@@ -5,8 +5,10 @@ numba-cuda uses this backend even when numba-cuda-mlir's backend is registered i
 process, and the reverse.  Activated in two steps (backends/_deferred.py):
 
 - ``activate()`` checks numba-cuda's version (in ``_compat``, before any registry is
-  touched), pins the CUDA libraries and installs ``hooks.py``'s hooks: first-use typeof
-  functions, the payload-dtype rewrites and the launches numba-cuda cannot make.
+  touched) and every private name of ``_compat.UPSTREAM`` (UnsupportedBackendVersionError
+  naming what is gone), pins the CUDA libraries and installs ``hooks.py``'s hooks: first-use
+  typeof functions, the payload-dtype rewrites, the literal-argument retry and the launches
+  numba-cuda cannot make.
 - ``ready()`` gives cuda.coop's kernel functions their numba-cuda types and installs the
   typing templates, the llvmlite lowerings and the group methods, the first time a compile
   meets cuda.coop.
@@ -34,12 +36,17 @@ class NumbaCudaBackend(DeferredActivation):
 
         cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
         self.version = C.check_version()
+        # Every private name of _compat.UPSTREAM, before hooks.install() patches anything:
+        # ``import numba.cuda`` imported all of their modules (a few ms).
+        C.check_upstream_names()
         from . import hooks
 
         hooks.install(self)
 
     def _install(self):
         from . import _compat as C
+
+        C.check_upstream_names()  # done at registration: a dictionary lookup per entry now
         from . import group_methods, lowering, scratch, typing
         from .._deferred import function_classes, stateful_class
         from .types import StatefulFunctionType, register_group_typeofs

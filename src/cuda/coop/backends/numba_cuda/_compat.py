@@ -12,6 +12,7 @@ import threading
 from contextlib import contextmanager
 
 from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
+from .._upstream import CALLABLE, FRAME, INSTANCE, MODULE, UpstreamName, problems, verify
 
 SUPPORTED = ((0, 30, 0), (0, 31, 0))  # [min, max)
 SUPPORTED_TEXT = ">=0.30.0,<0.31"
@@ -86,6 +87,126 @@ def check_numpy_supported():
 
 check_version()
 check_numpy_supported()
+
+# ----------------------------------------------------------------------------------------
+# Every private numba-cuda (and llvmlite) name this module relies on (backends/_upstream.py):
+# checked, without patching anything, when the backend registers, before it patches anything
+# (check_upstream_names()); tests/backends/test_upstream_names.py runs each entry as a test
+# case and fails when a patch or a private import below has no entry.  ``why``: what
+# upstream lacks.
+# ----------------------------------------------------------------------------------------
+TESTED = "0.30.4"  # the numba-cuda release this table was checked against
+
+UPSTREAM = (
+    # Private modules, and the names imported from them.
+    UpstreamName("numba.cuda", MODULE, ("cgutils", "types", "launchconfig", "dispatcher"),
+                 "code generation helpers, types and the launch configuration have no public API"),
+    UpstreamName("numba.cuda.cgutils", MODULE,
+                 ("get_or_insert_function", "add_global_variable", "if_unlikely", "alloca_once",
+                  "create_struct_proxy"), "lowerings build LLVM IR with numba-cuda's helpers"),
+    UpstreamName("numba.cuda.cudadrv.driver", MODULE, ("binding", "driver"),
+                 "no public call to raise a kernel's dynamic shared memory limit"),
+    UpstreamName("numba.cuda.core", MODULE, ("ir",), "no public Numba IR"),
+    UpstreamName("numba.cuda.core.rewrites", MODULE, ("Rewrite", "register_rewrite"),
+                 "no public hook for call-site rewrites before and after type inference"),
+    UpstreamName("numba.cuda.compiler", MODULE, ("run_frontend",), "no public way to read a device helper's IR"),
+    UpstreamName("numba.cuda.core.ir_utils", MODULE, ("replace_vars_stmt",), "no public IR utilities for rewrites"),
+    UpstreamName("numba.cuda.core.errors", MODULE, ("ForceLiteralArg",),
+                 "a typing template asks for literal arguments through this private error"),
+    UpstreamName("numba.core.errors", MODULE, ("ForceLiteralArg",),
+                 "with numba installed, numba-cuda's typing re-raises only numba's own ForceLiteralArg",
+                 needs="numba.core"),
+    UpstreamName("numba.cuda.core.imputils", MODULE, ("lower_builtin", "lower_getattr"),
+                 "no public lowering registry"),
+    UpstreamName("numba.cuda.extending", MODULE, ("intrinsic", "overload_method"), "the extension API's home"),
+    UpstreamName("numba.cuda.datamodel.models", MODULE, ("ArrayModel", "OpaqueModel"), "no public data models"),
+    UpstreamName("numba.cuda.models", MODULE, ("register_model",), "no public data model registry"),
+    UpstreamName("numba.cuda.np.numpy_support", MODULE, ("as_dtype", "from_dtype"), "no public dtype conversion"),
+    UpstreamName("numba.cuda.typing.templates", MODULE,
+                 ("AbstractTemplate", "AttributeTemplate", "infer_getattr", "signature"), "no public typing templates"),
+    UpstreamName("numba.cuda.typing.typeof", MODULE, ("typeof", "typeof_impl"), "no public typeof registry"),
+    UpstreamName("numba.cuda.dispatcher", MODULE, ("normalize_kernel_dimensions",),
+                 "a cluster launch configuration normalizes its shapes as configure() does"),
+    UpstreamName("numba.cuda._compat", MODULE, ("CUDA_CORE_GE_1_0",),
+                 "a cluster launch passes cuda.core's cooperative flag by the name numba-cuda uses"),
+    # Replaced, wrapped or called.
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher._compile_for_args", CALLABLE, ("self", "args", "kws"),
+                 "no retry with literal arguments on ForceLiteralArg, as numba's CPU dispatcher does (wrapped)"),
+    UpstreamName("numba.cuda.dispatcher:_Kernel._prepare_args", CALLABLE,
+                 ("self", "ty", "val", "stream", "retr", "kernelargs"),
+                 "argument packing knows no literal types (wrapped; called by cluster launches)"),
+    UpstreamName("numba.cuda.lowering:BaseLower.post_lower", CALLABLE, ("self",),
+                 "no hook after a function's body is lowered, where its shared arrays are all known (wrapped)"),
+    UpstreamName("numba.cuda.dispatcher:CUDACacheImpl.check_cachable", CALLABLE, ("self", "cres"),
+                 "a code library with link items cannot be pickled: cache=True fails at the first launch "
+                 "(wrapped)"),
+    UpstreamName("numba.cuda.dispatcher:_Kernel.__init__", CALLABLE, ("self", "..."),
+                 "no way to give one kernel a launch of its own (wrapped)"),
+    UpstreamName("numba.cuda.dispatcher:_Kernel.launch", CALLABLE,
+                 ("self", "args", "griddim", "blockdim", "stream", "sharedmem"),
+                 "never raises a kernel's dynamic shared memory limit (48 KiB) nor launches in clusters "
+                 "(replaced per kernel, then called)"),
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher._launch_config_key", CALLABLE, ("launch_config",),
+                 "the launch-configuration key has no cluster shape (wrapped)"),
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher.configure", CALLABLE,
+                 ("self", "griddim", "blockdim", "stream", "sharedmem"),
+                 "no cluster shape, and any block shape is accepted (replaced)"),
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher.__getitem__", CALLABLE, ("self", "args"),
+                 "kernel[grid, block, stream, sharedmem, cluster] is refused (replaced)"),
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher.call", CALLABLE, ("self", "args", "launch_config"),
+                 "a cluster launch configuration launches through it"),
+    UpstreamName("numba.cuda.dispatcher:_LaunchConfiguration.__init__", CALLABLE,
+                 ("self", "dispatcher", "griddim", "blockdim", "stream", "sharedmem"),
+                 "a launch configuration has no cluster shape (subclassed)"),
+    UpstreamName("numba.cuda.dispatcher:get_current_device", CALLABLE, (),
+                 "compile_device asks the current device's compute capability even for compile_cubin's "
+                 "explicit cc (replaced while compile_cubin compiles)"),
+    UpstreamName("numba.cuda.launchconfig:current_launch_config", CALLABLE, (),
+                 "a compile reads the launch that triggered it"),
+    UpstreamName("llvmlite.ir:Constant._get_reference", CALLABLE, ("self",),
+                 "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
+    UpstreamName("llvmlite.ir:Constant._to_string", CALLABLE, ("self",),
+                 "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
+    # Attributes of upstream objects.
+    UpstreamName("numba.cuda.descriptor:cuda_target", INSTANCE, ("_typingctx", "_targetctx"),
+                 "no public way to refresh only the contexts that exist"),
+    UpstreamName("numba.cuda.dispatcher:_Kernel", INSTANCE,
+                 ("launch", "fndesc", "_codelibrary", "py_func", "debug", "argument_types", "cooperative"),
+                 "a kernel with dynamic scratch or a cluster launch gets its own launch, which needs its code"),
+    UpstreamName("numba.cuda.dispatcher:_LaunchConfiguration", INSTANCE, ("dispatcher", "pre_launch_callbacks"),
+                 "a cluster launch configuration is numba-cuda's with a cluster shape"),
+    UpstreamName("numba.cuda.codegen:CUDACodeLibrary", INSTANCE, ("_linking_files", "add_linking_file", "get_cufunc"),
+                 "no public list of a library's link items (de-duplication, the cache refusal)"),
+    UpstreamName("numba.cuda.cudadrv.driver:CudaPythonFunction", INSTANCE, ("attrs", "device", "handle", "kernel"),
+                 "a launch of its own reads the kernel's static shared memory and handles"),
+    UpstreamName("numba.cuda.lowering:Lower", INSTANCE, ("fndesc", "loc", "func_ir"),
+                 "errors name the user's line: no public accessor for the statement being lowered"),
+    UpstreamName("llvmlite.ir:GlobalVariable", INSTANCE, ("value_type", "type"),
+                 "no call to resize a global after its uses are emitted (resize_shared_global sets its type)"),
+    # Frames.
+    UpstreamName("numba.cuda.core.typeinfer:ConstraintNetwork.propagate", FRAME, ("typeinfer", "constraint"),
+                 "a method template is typed without its call's location; only this frame knows it"),
+    UpstreamName("numba.cuda.lowering:Lower.lower_inst", FRAME, ("self",),
+                 "a lowering error names the user's line: only this frame knows the statement"),
+    UpstreamName("numba.cuda.lowering:Lower.lower_assign", FRAME, ("self",),
+                 "a lowering error names the user's line: only this frame knows the statement"),
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher.compile_device", FRAME, ("self",),
+                 "no flag tells a lowering that a device function is compiled on its own (whatever the launch)"),
+)
+_OTHERS = {"llvmlite": "llvmlite", "numba.core": "numba"}  # their own versions in the messages
+
+
+def check_upstream_names() -> None:
+    """UnsupportedBackendVersionError when an entry of UPSTREAM is gone or changed (once per
+    process and entry; numba-cuda's modules are all imported by then)."""
+    verify(UPSTREAM, compiler=COMPILER_NAME, version=check_version(), supported=SUPPORTED_TEXT, tested=TESTED,
+           others=_OTHERS)
+
+
+def upstream_problems(entries=None) -> list:
+    """The problems of ``entries`` (default: UPSTREAM) in the installed numba-cuda, as messages."""
+    return problems(UPSTREAM if entries is None else entries, compiler=COMPILER_NAME, version=check_version(),
+                    supported=SUPPORTED_TEXT, tested=TESTED, others=_OTHERS)
 
 import llvmlite.ir as llvm_ir  # noqa: E402
 from numba import cuda  # noqa: E402  (numba-cuda's: numba_cuda/numba/cuda)
@@ -227,6 +348,7 @@ def _forced_device(cc):
     from numba.cuda import dispatcher
 
     original = dispatcher.get_current_device
+    # Upstream lacks a compile of a device function for an explicit cc without a device.
     dispatcher.get_current_device = lambda: _Device(cc)
     try:
         yield
@@ -330,6 +452,8 @@ def install_literal_argument_retry():
         return kernel
 
     _compile_for_args._coop_literal_retry = True
+    _compile_for_args.__wrapped__ = original
+    # Upstream lacks the retry with literal arguments that numba's CPU dispatcher makes.
     CUDADispatcher._compile_for_args = _compile_for_args
 
     # The specialization's signature holds the literal types (so each value gets its own
@@ -341,10 +465,9 @@ def install_literal_argument_retry():
     def _prepare_args(self, ty, val, *rest, **kws):
         return original_prepare(self, types.unliteral(ty), val, *rest, **kws)
 
+    _prepare_args.__wrapped__ = original_prepare
+    # Upstream's argument packing lacks literal types.
     _Kernel._prepare_args = _prepare_args
-
-
-install_literal_argument_retry()
 
 
 # Kernel function name -> bytes of dynamic shared memory its cooperative scratch needs (the
@@ -366,6 +489,8 @@ def install_post_lower_hook(hook):
         hook(self)
 
     post_lower._coop_hook = hook
+    post_lower.__wrapped__ = original
+    # Upstream lacks a hook after a function's whole body is lowered.
     BaseLower.post_lower = post_lower
 
 
@@ -421,6 +546,8 @@ def install_uncached_coop_kernels():
         return original(self, cres)
 
     check_cachable._coop_uncached = True
+    check_cachable.__wrapped__ = original
+    # Upstream lacks a pickle of code libraries with link items (and a cache key for CCCL).
     CUDACacheImpl.check_cachable = check_cachable
 
 
@@ -461,9 +588,11 @@ def install_coop_launches(check_block=None):
         scratch = DYNAMIC_SCRATCH_BYTES.get(self.fndesc.llvm_func_name, 0)
         if scratch:
             self._coop_scratch = scratch
-            self.launch = functools.partial(_coop_launch, self)
+            self.launch = functools.partial(_coop_launch, self)  # upstream's never raises the 48 KiB limit
 
     __init__._coop_launch = True
+    __init__.__wrapped__ = original_init
+    # Upstream lacks a launch that raises the dynamic shared memory limit or makes clusters.
     _Kernel.__init__ = __init__
 
     original_key = CUDADispatcher._launch_config_key
@@ -473,6 +602,8 @@ def install_coop_launches(check_block=None):
         cluster = getattr(launch_config, "cluster", None)
         return key if cluster is None else (*key, ("cluster", cluster))
 
+    _launch_config_key.__wrapped__ = original_key
+    # Upstream's launch-configuration key lacks the cluster shape.
     CUDADispatcher._launch_config_key = staticmethod(_launch_config_key)
 
     original_configure = CUDADispatcher.configure
@@ -490,6 +621,9 @@ def install_coop_launches(check_block=None):
             return self.configure(*args)
         return original_getitem(self, args)
 
+    configure.__wrapped__, __getitem__.__wrapped__ = original_configure, original_getitem
+    # Upstream lacks cluster launches (kernel[grid, block, stream, sharedmem, cluster]) and a
+    # block-shape check at configure.
     CUDADispatcher.configure = configure
     CUDADispatcher.__getitem__ = __getitem__
 
@@ -538,7 +672,7 @@ def _cluster_configuration(dispatcher, griddim, blockdim, stream, sharedmem, clu
 def _through_coop_launch(kernel, launch_config):
     """A launch callback: the kernel launches through ``_coop_launch`` from now on."""
     if "launch" not in kernel.__dict__:
-        kernel.launch = functools.partial(_coop_launch, kernel)
+        kernel.launch = functools.partial(_coop_launch, kernel)  # upstream's launch makes no clusters
 
 
 def _coop_launch(kernel, args, griddim, blockdim, stream=0, sharedmem=0):
@@ -623,7 +757,8 @@ class LateConstant(llvm_ir.Constant):
 
     llvmlite prints the module only when lowering is over, so the value set last is the
     one compiled.  llvmlite's own constants cache their text on first print; this one
-    does not, so a value changed later is never printed stale.
+    does not, so a value changed later is never printed stale (llvmlite lacks an uncached
+    constant: its private ``_get_reference`` / ``_to_string`` are called directly).
     """
 
     def get_reference(self):
@@ -657,7 +792,7 @@ def resize_shared_global(gv, size: int, alignment: int) -> None:
     once lowering is over, and the casts already emitted read the global's type then:
     resizing it here resizes it everywhere."""
     arrty = llvm_ir.ArrayType(llvm_ir.IntType(8), size)
-    gv.value_type = arrty
+    gv.value_type = arrty  # llvmlite lacks a way to resize a global: its type is replaced
     gv.type = llvm_ir.PointerType(arrty, 3)
     gv.initializer = llvm_ir.Constant(arrty, llvm_ir.Undefined)
     gv.align = max(gv.align or 1, alignment)
@@ -784,6 +919,7 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **o
     """
     from cuda.core import Linker, LinkerOptions, ObjectCode
 
+    check_upstream_names()  # before _forced_device patches
     with forced_launch(block, grid, tuple(cc), cluster), _forced_device(cc):
         parts, _restype = cuda.compile_all(pyfunc, tuple(argtypes), device=False, abi="numba",
                                            output="ltoir", cc=tuple(cc), **options)

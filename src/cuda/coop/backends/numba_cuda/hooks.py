@@ -28,6 +28,7 @@ def _payload_rewrite():
 
 def install(backend) -> None:
     """Install the hooks for ``backend`` (once per process: activate() makes one backend)."""
+    C.install_literal_argument_retry()  # a launch's first typing may ask for literal arguments
     install_typeof_hooks(C.typeof_impl, backend)
     C.register_rewrite("before-inference")(
         rewrite_proxy("InferPayloadDtypes", C.Rewrite, ir, backend, _payload_rewrite))

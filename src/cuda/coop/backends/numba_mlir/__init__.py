@@ -4,12 +4,14 @@ Activated in two steps (backends/_deferred.py), so that registering it (``import
 beside numba_cuda_mlir, or ``coop.register()``) stays cheap:
 
 - ``activate()`` checks the numba-cuda-mlir version (in ``_compat``, before any registry is
-  touched), pins the CUDA libraries and installs ``hooks.py``'s hooks: first-use typeof
-  functions, the call-site rewrites and the launch hook.  It imports no module of
-  numba-cuda-mlir that ``import numba_cuda_mlir`` has not.
-- ``ready()`` installs the rest (typing templates, lowerings, group methods, the real typeof
-  functions) and refreshes the compiler's registries, the first time a compile meets
-  cuda.coop.
+  touched) and the private names of ``_compat.UPSTREAM`` in the modules already imported,
+  pins the CUDA libraries and installs ``hooks.py``'s hooks: first-use typeof functions, the
+  call-site rewrites and the launch hook.  It imports no module of numba-cuda-mlir that
+  ``import numba_cuda_mlir`` has not.
+- ``ready()`` checks every private name of ``_compat.UPSTREAM`` (UnsupportedBackendVersionError
+  naming what is gone), installs the rest (typing templates, lowerings, group methods, the
+  real typeof functions) and refreshes the compiler's registries, the first time a compile
+  meets cuda.coop.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class NumbaMlirBackend(DeferredActivation):
         # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
         cuda_libraries.install_pinning()
         self.version = C.check_version()
+        # The private names of the modules ``import numba_cuda_mlir`` loaded (no import here);
+        # the launch hook checks descriptor's, ready() all of them.
+        C.check_upstream_names(loaded_only=True)
         from . import hooks
 
         hooks.install(self)
@@ -42,6 +47,7 @@ class NumbaMlirBackend(DeferredActivation):
     def _install(self):
         from . import _compat as C
 
+        C.check_upstream_names()  # every private name, before ready() patches or registers anything
         C.load_compiler()
         from . import group_methods, lowering, typing
         from .._deferred import function_classes, stateful_class

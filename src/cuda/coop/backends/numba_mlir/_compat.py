@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
+from .._upstream import ATTRIBUTE, CALLABLE, FRAME, INSTANCE, MODULE, UpstreamName, problems, verify
 
 SUPPORTED = ((0, 6, 0), (0, 7, 0))  # [min, max)
 SUPPORTED_TEXT = ">=0.6.0,<0.7"
@@ -52,6 +53,132 @@ def check_version():
 
 
 check_version()
+
+# ----------------------------------------------------------------------------------------
+# Every private numba-cuda-mlir name this module relies on (backends/_upstream.py): checked,
+# without patching anything, before the backend patches anything (check_upstream_names());
+# tests/backends/test_upstream_names.py runs each entry as a test case and fails when a
+# patch or a private import below has no entry.  ``why``: what upstream lacks.
+# ----------------------------------------------------------------------------------------
+TESTED = "0.6.0"  # the numba-cuda-mlir release this table was checked against
+
+UPSTREAM = (
+    # Private modules, and the names imported from them.
+    UpstreamName("numba_cuda_mlir.numba_cuda", MODULE, ("types",),
+                 "the vendored Numba front end (types, IR, typing templates) has no public path"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.core", MODULE, ("errors", "ir"),
+                 "the vendored Numba IR and errors have no public path"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.core.rewrites", MODULE, ("Rewrite", "register_rewrite"),
+                 "no public hook for call-site rewrites before and after type inference"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.compiler", MODULE, ("run_frontend",),
+                 "no public way to read a device helper's untyped IR"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.core.ir_utils", MODULE, ("replace_vars_stmt",),
+                 "no public IR utilities for rewrites"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.typing.templates", MODULE,
+                 ("AbstractTemplate", "AttributeTemplate", "signature"),
+                 "numba-cuda-mlir's extending module exposes no typing templates"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.np.numpy_support", MODULE, ("as_dtype", "from_dtype"),
+                 "no public dtype conversion"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.typing.typeof", MODULE, ("typeof", "typeof_impl"),
+                 "extending.typeof_impl is this object, behind a 0.1 s import"),
+    UpstreamName("numba_cuda_mlir._mlir", MODULE, ("ir",), "lowerings build MLIR: no public MLIR bindings"),
+    UpstreamName("numba_cuda_mlir._mlir.dialects", MODULE, ("func", "llvm", "memref", "gpu", "arith"),
+                 "lowerings build MLIR: no public dialect bindings"),
+    UpstreamName("numba_cuda_mlir.models", MODULE, ("ArrayModel", "OpaqueModel"), "no public data models"),
+    UpstreamName("numba_cuda_mlir.lowering_utilities", MODULE,
+                 ("get_or_insert_function", "llvm_ptr_add_bytes", "memref_data_pointer", "index_of", "i64_of"),
+                 "no public lowering helpers"),
+    UpstreamName("numba_cuda_mlir._whole_function_planners", MODULE,
+                 ("_RequireLaunchConfig", "_REQUIRED_DYNAMIC_SHARED_MEMORY_KEY"),
+                 "require_launch_config's refusal and the required dynamic shared memory have no public names"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.error", MODULE, ("CudaDriverError", "CudaSupportError"),
+                 "no public driver error classes: a cooperative launch without a GPU gets a named error"),
+    # Replaced, wrapped or called.
+    UpstreamName("numba_cuda_mlir.extending:refresh_registries", CALLABLE,
+                 ("typing", "target", "include_uninitialized_cuda"),
+                 "overload/overload_method refresh the typing context after every registration; no way to "
+                 "register several and refresh once (replaced while ready() registers)"),
+    UpstreamName("numba_cuda_mlir.tools:_cached_cc", ATTRIBUTE, (),
+                 "resolve_gpu_target asks the driver even when cc= is given: compile_cubin sets it to compile "
+                 "without a GPU"),
+    UpstreamName("numba_cuda_mlir.descriptor:_array_cache_key", CALLABLE, ("arg", "ty"),
+                 "its per-launch array check raises on PyTorch tensors and reuses a stale specialization for "
+                 "DLPack-only objects (wrapped)"),
+    UpstreamName("numba_cuda_mlir.descriptor:_ArgMarshaller.__call__", CALLABLE, ("self", "args"),
+                 "no launch hook: nowhere to check arguments, name a missing driver or a refused shared-memory "
+                 "size, or skip re-typing a repeat launch (wrapped)"),
+    UpstreamName("numba_cuda_mlir.descriptor:MLIRDispatcher._get_ready_launch", CALLABLE,
+                 ("self", "argtypes", "available_launch_config", "configured_launch_config",
+                  "configured_kernel_dispatcher", "configured_launch_config_generation"),
+                 "the launch state a launch used is not returned to its caller (wrapped to record it)"),
+    UpstreamName("numba_cuda_mlir.descriptor:MLIRDispatcher._prepare_for_launch", CALLABLE,
+                 ("self", "args", "values", "argtypes", "available_launch_config", "configured_launch_config",
+                  "configured_kernel_dispatcher", "configured_launch_config_generation"),
+                 "the launch state a launch used is not returned to its caller (wrapped to record it)"),
+    UpstreamName("numba_cuda_mlir.descriptor:MLIRDispatcher.configure", CALLABLE,
+                 ("self", "griddim", "blockdim", "..."),
+                 "kernel[grid, block] accepts any block shape: no hook to refuse an impossible one at the "
+                 "launch line (wrapped)"),
+    UpstreamName("numba_cuda_mlir.descriptor:_raise_as_cuda_error", CALLABLE, ("e",),
+                 "the launch fast path repeats the full path's steps, which have no public functions"),
+    UpstreamName("numba_cuda_mlir.descriptor:_launch_config_key", CALLABLE, ("launch_config",),
+                 "the launch fast path repeats the full path's steps, which have no public functions"),
+    UpstreamName("numba_cuda_mlir.descriptor:_normalize_launch_sharedmem", CALLABLE, ("sharedmem",),
+                 "the launch fast path repeats the full path's steps, which have no public functions"),
+    UpstreamName("numba_cuda_mlir.descriptor:_sync_cuda_array_interface_stream", CALLABLE, ("arg",),
+                 "the launch fast path repeats the full path's steps, which have no public functions"),
+    UpstreamName("numba_cuda_mlir.mlir_compiler:compile_mlir", CALLABLE,
+                 ("pyfunc", "return_type", "args", "targetoptions"),
+                 "no public compile for a launch configuration without a launch (compile_cubin)"),
+    UpstreamName("numba_cuda_mlir.mlir_optimization:optimize", CALLABLE, ("cres",),
+                 "no public compile for a launch configuration without a launch (compile_cubin)"),
+    UpstreamName("numba_cuda_mlir.mlir_optimization:get_lto_ptx", CALLABLE, ("cres",),
+                 "no public accessor for a kernel's post-LTO PTX"),
+    UpstreamName("numba_cuda_mlir.type_defs.torch_types:typeof_torch_tensor", CALLABLE, ("val", "c"),
+                 "types bfloat16 tensors with its bf16, which has no arithmetic (called, then re-registered)",
+                 needs="torch"),
+    # Attributes of upstream objects.
+    UpstreamName("numba_cuda_mlir.descriptor:_ArgMarshaller", INSTANCE,
+                 ("_launcher", "_launch_config", "_available_launch_config", "_kernel_dispatcher",
+                  "_launch_config_generation", "_adjusted_launcher_key", "_adjusted_launcher", "_dispatcher",
+                  "_extensions"),
+                 "no public way to tell which native launcher a configured launch used (the fast path)"),
+    UpstreamName("numba_cuda_mlir.descriptor:MLIRDispatcher", INSTANCE,
+                 ("_requires_launch_config", "_mark_requires_launch_config", "_can_compile", "_launch_lock",
+                  "_literal_arg_positions", "_launch_config_generation", "_launch_config_dispatchers",
+                  "_resolve_target_options", "targetoptions"),
+                 "a kernel learns it is launch-configuration specialized only inside its first launch's "
+                 "compile; no public marker, nor the launch-config state the fast path validates against"),
+    UpstreamName("numba_cuda_mlir.descriptor:mlir_target", INSTANCE,
+                 ("_typingctx_initialized", "_targetctx_initialized", "ensure_initialized"),
+                 "no public way to ask whether the compiler's contexts exist (refreshing one creates it)"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.devicearray:DeviceNDArray", INSTANCE, ("_numba_type_",),
+                 "no public accessor for a device array's Numba type (the launch fast path's key)"),
+    UpstreamName("numba_cuda_mlir.mlir_lowering:MLIRLower", INSTANCE,
+                 ("_linker_config", "targetoptions", "mlir_gpu_module", "get_storage_type", "as_storage",
+                  "from_storage", "get_mlir_type", "alloca_insertion_point"),
+                 "lowerings use the lowerer itself; _linker_config: nvJitLink drops unused __device__ "
+                 "variables only when variables_used is non-empty, with no option for it"),
+    # Frames.
+    UpstreamName("numba_cuda_mlir.numba_cuda.core.typeinfer:ConstraintNetwork.propagate", FRAME,
+                 ("typeinfer", "constraint"),
+                 "a method template is typed without its call's location; only this frame knows it"),
+)
+
+
+def check_upstream_names(loaded_only: bool = False, modules=None) -> None:
+    """UnsupportedBackendVersionError when an entry of UPSTREAM is gone or changed (once per
+    process and entry).  ``loaded_only``: only entries whose module is imported already;
+    ``modules``: only the entries of these modules, which the caller imported."""
+    verify(UPSTREAM, compiler=COMPILER_NAME, version=check_version(), supported=SUPPORTED_TEXT, tested=TESTED,
+           loaded_only=loaded_only, modules=modules)
+
+
+def upstream_problems(entries=None) -> list:
+    """The problems of ``entries`` (default: UPSTREAM) in the installed numba-cuda-mlir, as messages."""
+    return problems(UPSTREAM if entries is None else entries, compiler=COMPILER_NAME, version=check_version(),
+                    supported=SUPPORTED_TEXT, tested=TESTED)
+
 
 # ----------------------------------------------------------------------------------------
 # What registering the backend needs (typeof, rewrites, IR, types): all of it already
@@ -159,6 +286,8 @@ def one_registry_refresh():
             return None
         return original(*args, **kwargs)
 
+    quiet_on_this_thread.__wrapped__ = original
+    # Upstream lacks a way to register several overloads and refresh once.
     extending.refresh_registries = quiet_on_this_thread
     try:
         yield
@@ -256,6 +385,7 @@ def drop_unused_device_variables(lower):
     """
     config = getattr(lower, "_linker_config", None)
     if isinstance(config, dict) and not config.get("variables_used"):
+        # Upstream lacks an option for nvJitLink's -optimize-unused-variables.
         config["variables_used"] = ["__cuda_coop_no_host_variables__"]
 
 
@@ -397,8 +527,10 @@ def forced_compute_capability(cc):
     """
     from numba_cuda_mlir import tools
 
+    check_upstream_names()
     with _cc_lock:
         previous = getattr(tools, "_cached_cc", None)
+        # Upstream lacks a way to compile for an explicit cc without asking the driver.
         tools._cached_cc = tuple(cc)
         try:
             yield
@@ -452,6 +584,7 @@ def compile_kernel(pyfunc, argtypes, *, cc, block, grid=(1, 1, 1), cluster=None,
     from numba_cuda_mlir.descriptor import mlir_target
     from numba_cuda_mlir.mlir_optimization import optimize
 
+    check_upstream_names()
     load_compiler()
     mlir_target.ensure_initialized()  # what a dispatcher compile does first
 
@@ -578,6 +711,7 @@ def install_array_key_fix():
     """
     from numba_cuda_mlir import descriptor
 
+    check_upstream_names(modules=(descriptor.__name__,))
     original = descriptor._array_cache_key
     if getattr(original, "_coop_fixed", False):
         return
@@ -601,6 +735,8 @@ def install_array_key_fix():
         return (dtype_key, len(view.shape), kind, bool(view.readonly))
 
     array_cache_key._coop_fixed = True
+    array_cache_key.__wrapped__ = original
+    # Upstream lacks an array key for PyTorch tensors and DLPack-only objects.
     descriptor._array_cache_key = array_cache_key
 
 
@@ -620,12 +756,15 @@ def install_torch_bfloat16_typeof():
     global _torch_typeof_fixed
     if _torch_typeof_fixed:
         return
-    _torch_typeof_fixed = True
     import torch
     from numba_cuda_mlir.type_defs import torch_types
 
+    check_upstream_names(modules=(torch_types.__name__,))
+    _torch_typeof_fixed = True
+
     original = torch_types.typeof_torch_tensor
 
+    # Upstream lacks numba-cuda's bfloat16 for bfloat16 tensors: ours, registered later, wins.
     @typeof_impl.register(torch.Tensor)
     def typeof_torch_tensor(val, c):
         ty = original(val, c)
@@ -690,6 +829,8 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
         CudaSupportError,
     )
 
+    # Before any patch; descriptor has just run (this is its import hook), other modules may be importing.
+    check_upstream_names(modules=(descriptor.__name__, DeviceNDArray.__module__, CudaSupportError.__module__))
     marshaller = descriptor._ArgMarshaller
     original = marshaller.__call__
     if getattr(original, "_coop_launch_hook", False):
@@ -697,6 +838,7 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
     for name in ("_get_ready_launch", "_prepare_for_launch"):
         method = getattr(descriptor.MLIRDispatcher, name)
         if not getattr(method, "_coop_launch_hook", False):
+            # Upstream lacks a way to learn the launch state (launcher, required bytes) a launch used.
             setattr(descriptor.MLIRDispatcher, name, _recording_ready_launch(method))
     scalar_types = _scalar_types()
     raise_as_cuda_error = descriptor._raise_as_cuda_error
@@ -792,6 +934,7 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
 
     __call__._coop_launch_hook = True
     __call__.__wrapped__ = original
+    # Upstream lacks a launch hook (argument checks, named driver and shared-memory errors, a fast repeat).
     marshaller.__call__ = __call__
 
 
@@ -801,6 +944,7 @@ def install_launch_shape_check(check):
     kernel's impossible one would fail later, at its first call's line or in the driver."""
     from numba_cuda_mlir import descriptor
 
+    check_upstream_names(modules=(descriptor.__name__,))
     original = descriptor.MLIRDispatcher.configure
     if getattr(original, "_coop_shape_check", False):
         return
@@ -811,6 +955,7 @@ def install_launch_shape_check(check):
 
     configure._coop_shape_check = True
     configure.__wrapped__ = original
+    # Upstream lacks a check of the block shape at configure (kernel[grid, block]).
     descriptor.MLIRDispatcher.configure = configure
 
 
