@@ -34,6 +34,8 @@ COMPAT = {
     "numba-cuda-mlir": SRC / "cuda" / "coop" / "backends" / "numba_mlir" / "_compat.py",
     "numba-cuda": SRC / "cuda" / "coop" / "backends" / "numba_cuda" / "_compat.py",
 }
+# The tables themselves, as data beside each _compat.py (which re-exports them).
+TABLE_SOURCE = {compiler: path.with_name("_upstream_names.py") for compiler, path in COMPAT.items()}
 COMPAT_MODULE = {"numba-cuda-mlir": "cuda.coop.backends.numba_mlir._compat",
                  "numba-cuda": "cuda.coop.backends.numba_cuda._compat"}
 TOP = {"numba-cuda-mlir": "numba_cuda_mlir", "numba-cuda": "numba_cuda"}
@@ -47,13 +49,14 @@ def _table(compiler: str) -> tuple:
     """``UPSTREAM`` read from the source, without importing the compiler: a literal of
     UpstreamName(...) calls and the kind constants (the test of the imported table below
     checks that it is the same)."""
-    tree = ast.parse(COMPAT[compiler].read_text())
+    source = TABLE_SOURCE[compiler]
+    tree = ast.parse(source.read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["UPSTREAM"]:
             namespace = {name: getattr(U, name) for name in ("UpstreamName", "MODULE", "ATTRIBUTE", "CALLABLE",
                                                              "INSTANCE", "FRAME")}
-            return eval(compile(ast.Expression(node.value), str(COMPAT[compiler]), "eval"), namespace)
-    raise AssertionError(f"{COMPAT[compiler]} has no UPSTREAM = (...)")
+            return eval(compile(ast.Expression(node.value), str(source), "eval"), namespace)
+    raise AssertionError(f"{source} has no UPSTREAM = (...)")
 
 
 TABLES = {compiler: _table(compiler) for compiler in COMPAT}

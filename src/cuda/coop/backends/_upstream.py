@@ -62,6 +62,15 @@ class _Missing(Exception):
     pass
 
 
+def version_tuple(version: str) -> tuple:
+    """``"0.6.0rc1"`` as ``(0, 6, 0)``: the first three dotted parts, their digits only."""
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
 def _import(name: str):
     import importlib
 
