@@ -13,6 +13,7 @@ from cuda.coop import __all__ as _common_all
 
 _coop.register("numba-cuda")
 
+from ._compiler_module import forward_coop_names  # noqa: E402
 from ._enums import *  # noqa: E402,F401,F403  (NVIDIA's algorithm enums)
 from ._enums import __all__ as _enums_all  # noqa: E402
 from ._stateful import StatefulFunction  # noqa: E402
@@ -29,16 +30,4 @@ _type_memory_namespaces(sys.modules[__name__])
 __all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared",
            *_enums_all]
 
-
-def __getattr__(name):
-    # cuda.coop's names, each looked up there on first use: an operation imports its
-    # family then (as ``cuda.coop.load`` does), not every family at this import.
-    if name in _common_all:
-        value = getattr(_coop, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = forward_coop_names(globals(), __all__)

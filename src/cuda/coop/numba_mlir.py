@@ -12,6 +12,7 @@ _coop.register("numba-cuda-mlir")
 
 from numba_cuda_mlir.cuda import local, shared  # noqa: E402
 
+from ._compiler_module import forward_coop_names  # noqa: E402
 from ._enums import *  # noqa: E402,F401,F403  (NVIDIA's algorithm enums)
 from ._enums import __all__ as _enums_all  # noqa: E402
 from ._stateful import StatefulFunction  # noqa: E402
@@ -24,16 +25,4 @@ from .backends.numba_mlir.compile import KernelBinary, compile_cubin  # noqa: E4
 __all__ = [*_common_all, "compile_cubin", "KernelBinary", "StatefulFunction", "local", "shared",
            *_enums_all]
 
-
-def __getattr__(name):
-    # cuda.coop's names, each looked up there on first use: an operation imports its
-    # family then (as ``cuda.coop.load`` does), not every family at this import.
-    if name in _common_all:
-        value = getattr(_coop, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = forward_coop_names(globals(), __all__)

@@ -187,7 +187,9 @@ def compile_one(demo, cc, items_per_thread, *, want_sass=False) -> dict:
 def _sass(binary, want_text) -> dict:
     """The SASS size, read from the cubin's code sections (no tool needed), and with ``--sass``
     its text from nvdisasm."""
-    code = _code_bytes(binary.cubin)
+    from ..backends._binary import cubin_code_bytes
+
+    code = cubin_code_bytes(binary.cubin)
     # Every instruction is 16 bytes from Volta on, which is all that CUDA 12.9 and 13 target;
     # tests/test_demo.py checks the count against nvdisasm's listing where nvdisasm is installed.
     out = {"sass_instructions": None if code is None else code // 16, "sass_bytes": code}
@@ -204,26 +206,6 @@ def _sass(binary, want_text) -> dict:
     except Exception as exc:  # noqa: BLE001  (an nvdisasm too old for the target, say)
         out["sass_missing"] = f"--sass: nvdisasm failed: {_named(exc)}"
     return out
-
-
-def _code_bytes(cubin: bytes) -> int | None:
-    """Bytes of the cubin's ``.text.*`` sections (its kernel's SASS, padding included), or None."""
-    import struct
-
-    try:
-        if cubin[:4] != b"\x7fELF" or cubin[4] != 2:  # 64-bit ELF only
-            return None
-        (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
-        sections = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
-        names_at = sections[shstrndx][4]
-        total = 0
-        for name_off, _type, _flags, _addr, _offset, size in sections:
-            if cubin[names_at + name_off:cubin.index(b"\0", names_at + name_off)].startswith(b".text."):
-                total += size
-        return total
-    except (struct.error, ValueError, IndexError):
-        return None
 
 
 def _arguments(pyfunc, args) -> list:

@@ -112,18 +112,31 @@ _EIATTR_REGCOUNT = 0x2F  # in ".nv.info": (symbol index, registers) per function
 _EIFMT_SVAL = 0x04
 
 
+def _elf_sections(cubin: bytes) -> list:
+    """``(name, offset, size)`` of each section of a 64-bit ELF cubin; ValueError otherwise."""
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
+        raise ValueError("not a 64-bit ELF")
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    return [(cubin[names_at + name_off:cubin.index(b"\0", names_at + name_off)], offset, size)
+            for name_off, _type, _flags, _addr, offset, size in headers]
+
+
+def cubin_code_bytes(cubin: bytes) -> int | None:
+    """Bytes of the cubin's ``.text.*`` sections (its kernels' SASS, padding included), or None."""
+    try:
+        return sum(size for name, _offset, size in _elf_sections(cubin) if name.startswith(b".text."))
+    except (struct.error, ValueError, IndexError):
+        return None
+
+
 def _cubin_register_count(cubin: bytes) -> int | None:
     """The largest register count a cubin's ``.nv.info`` records (its kernel's), or None."""
     try:
-        if cubin[:4] != b"\x7fELF" or cubin[4] != 2:  # 64-bit ELF only
-            return None
-        (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
-        sections = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
-        names_at = sections[shstrndx][4]
         counts = []
-        for name_off, _type, _flags, _addr, offset, size in sections:
-            name = cubin[names_at + name_off:cubin.index(b"\0", names_at + name_off)]
+        for name, offset, size in _elf_sections(cubin):
             if name != b".nv.info":
                 continue
             data, i = cubin[offset:offset + size], 0
