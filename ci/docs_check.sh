@@ -72,7 +72,8 @@ fi
 if [ -z "$browser_skip" ] && ! said=$("$chromium" --headless --no-sandbox --version 2>&1); then
   browser_skip="$chromium does not run: $(printf '%s' "$said" | tr '\n' ' ' | cut -c1-200)"
 fi
-[ -n "$browser_skip" ] || echo "chromium: $chromium ($said)"
+# The version is the last line: Debian's launcher script may print shell noise before it.
+[ -n "$browser_skip" ] || echo "chromium: $chromium ($(printf '%s\n' "$said" | tail -n 1))"
 
 t0=$SECONDS
 rm -rf "$out"

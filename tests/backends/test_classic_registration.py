@@ -18,8 +18,8 @@ pytestmark = pytest.mark.compile
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _run(code: str) -> str:
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def _run(code: str, **extra_env: str) -> str:
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra_env}
     env.pop("CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION", None)
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
                          timeout=300)
@@ -75,10 +75,14 @@ def test_both_compilers_each_kernel_its_own_backend():
 
 
 
-def test_registering_defers_typing_and_lowering_to_the_first_cooperative_compile():
+def test_registering_defers_typing_and_lowering_to_the_first_cooperative_compile(tmp_path):
     """``from cuda import coop`` beside ``numba.cuda`` installs hooks only; a kernel without
     cuda.coop leaves the backend as it is; the first cooperative one (through an inlined
-    helper, as classic numba-cuda needs) makes it ready and compiles (backends/_deferred.py)."""
+    helper, as classic numba-cuda needs) makes it ready and compiles (backends/_deferred.py).
+
+    The cache starts empty, so the result does not depend on what earlier runs left, and the
+    NVRTC precompiled header is off: it is built on the process's second NVRTC compile from
+    every family's headers, so with it on a cold compile of load + store imports them all."""
     require("numba-cuda")
     deferred = ("cuda.coop.ops.load_store", "cuda.coop.core.spec", "cuda.coop.core.build",
                 "cuda.coop.backends.numba_cuda.typing", "cuda.coop.backends.numba_cuda.lowering",
@@ -115,7 +119,7 @@ def test_registering_defers_typing_and_lowering_to_the_first_cooperative_compile
         seen += [backend.is_ready, kb.calls(), all(m in sys.modules for m in deferred),
                  "cuda.coop.ops.reduce" in sys.modules]  # only the families the kernel calls
         print(seen)
-    """)
+    """, CUDA_COOP_CACHE_DIR=str(tmp_path / "cache"), CUDA_COOP_NVRTC_PCH="off")
     assert out == "[[], False, False, True, 0, True, False]"
 
 def test_an_old_numbas_own_cuda_target_is_refused_by_name():
