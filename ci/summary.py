@@ -20,17 +20,23 @@ LINE = re.compile(r"^(PASS|FAIL|SKIP): ")
 
 
 def pytest_counts() -> dict[str, dict]:
+    """Per run: ``cuXX`` (the whole suite) and ``cuXX --compiler numba-cuda`` (the family and
+    parity suites compiled by classic numba-cuda, where it is installed)."""
     out = {}
     for major in ("13", "12"):
-        f = RESULTS / f"pytest-cu{major}.json"
         env = RESULTS / f"matrix-cu{major}.env"
-        if f.is_file():
-            out[major] = json.loads(f.read_text())
-        elif env.is_file():
-            out[major] = {}
-        if env.is_file():
-            kv = dict(ln.split("=", 1) for ln in env.read_text().split() if "=" in ln)
-            out[major]["status"] = kv
+        kv = dict(ln.split("=", 1) for ln in env.read_text().split() if "=" in ln) if env.is_file() else None
+        for label, stem, prefix in ((f"cu{major}", f"pytest-cu{major}", "pytest"),
+                                    (f"cu{major} --compiler numba-cuda", f"pytest-cu{major}-numba-cuda",
+                                     "pytest_numba_cuda")):
+            f = RESULTS / f"{stem}.json"
+            if f.is_file():
+                out[label] = json.loads(f.read_text())
+            elif kv is not None and (prefix == "pytest" or f"{prefix}_rc" in kv):
+                out[label] = {}
+            if label in out and kv is not None:
+                out[label]["status"] = {"install": kv.get("install"), "headers": kv.get("headers"),
+                                        "pytest": kv.get(prefix), "pytest_rc": kv.get(f"{prefix}_rc")}
     return out
 
 
@@ -57,18 +63,18 @@ def main() -> int:
             passed, failed, skipped = passed + counts["PASS"], failed + counts["FAIL"], skipped + counts["SKIP"]
             result = "PASS" if rc == "0" else "FAIL"
             print(f"{name:<16}{result:<8}{counts['PASS']:>5} /{counts['FAIL']:>3} /{counts['SKIP']:>3}{'':<10}{seconds} s")
-    for major, c in pytest_counts().items():
+    for label, c in pytest_counts().items():
         status = c.get("status", {})
         if "passed" in c:
             fails = c["failed"] + c["error"]
-            print(f"pytest cu{major}: {c['passed']} passed, {c['failed']} failed, {c['error']} errors, "
+            print(f"pytest {label}: {c['passed']} passed, {c['failed']} failed, {c['error']} errors, "
                   f"{c['skipped']} skipped (gpu tests passed: {c['gpu_passed']}; exit {status.get('pytest_rc', '?')}; "
                   f"headers {status.get('headers', '?')})")
             passed, failed, skipped = passed + c["passed"], failed + fails, skipped + c["skipped"]
         else:
-            print(f"pytest cu{major}: no counts (install {status.get('install', '?')}, "
+            print(f"pytest {label}: no counts (install {status.get('install', '?')}, "
                   f"pytest {status.get('pytest', 'not run')})")
-        if args.matrix_only and any(v == "FAIL" for v in status.values()):
+        if args.matrix_only and "FAIL" in status.values():
             failed += 1
     if args.total_seconds is not None:
         print(f"total wall time: {args.total_seconds} s ({args.total_seconds / 60:.1f} min)")

@@ -44,12 +44,15 @@ def _gpu_available():
     global _GPU_REASON
     if _GPU_REASON is not None:
         return _GPU_REASON == ""
-    try:
-        from numba_cuda_mlir import cuda
+    from . import compiler
 
+    try:
+        cuda = compiler.cuda
         ok = bool(cuda.is_available())
-        _GPU_REASON = "" if ok else "no CUDA device: numba_cuda_mlir.cuda.is_available() is False"
-    except Exception as exc:  # numba-cuda-mlir missing or driver error
+        _GPU_REASON = "" if ok else f"no CUDA device: {cuda.__name__}.is_available() is False"
+    except pytest.skip.Exception as exc:  # the selected compiler is not installed
+        _GPU_REASON = f"no GPU run: {exc}"
+    except Exception as exc:  # driver error
         _GPU_REASON = f"no CUDA device ({type(exc).__name__}: {exc})"
     return _GPU_REASON == ""
 
@@ -68,10 +71,11 @@ def pytest_report_header(config):
         lines.append(f"numba-cuda-mlir {numba_cuda_mlir.__version__}")
     except Exception:
         lines.append("numba-cuda-mlir: not installed")
-    if _gpu_available():
-        from numba_cuda_mlir import cuda
+    from . import compiler
 
-        dev = cuda.get_current_device()
+    lines.append(f"compiler of the kernels: {compiler.NAME} (--compiler)")
+    if _gpu_available():
+        dev = compiler.cuda.get_current_device()
         lines.append(f"GPU: {dev.name} cc={dev.compute_capability}")
     else:
         lines.append(f"GPU: none ({_GPU_REASON})")
@@ -95,9 +99,27 @@ def _shard_filter(config, items):
     return items
 
 
+def _compiler_marks(item):
+    """``xfail_on`` and ``only_on`` (tests/compiler.py) for the selected compiler."""
+    from . import compiler
+
+    for mark in item.iter_markers("only_on"):
+        name, why = mark.args
+        if name != compiler.NAME:
+            item.add_marker(pytest.mark.skip(reason=f"{name} only: {why}"))
+    for mark in item.iter_markers("xfail_on"):
+        name, error, why = mark.args
+        ids = mark.kwargs.get("ids")
+        params = item.callspec.id if hasattr(item, "callspec") else ""
+        if name == compiler.NAME and (ids is None or params in ids):
+            item.add_marker(pytest.mark.xfail(strict=True, raises=compiler.named_exception(error),
+                                              reason=f"{name}: {why} ({error})"))
+
+
 def pytest_collection_modifyitems(config, items):
     _shard_filter(config, items)
     for item in items:
+        _compiler_marks(item)
         marks = {m.name for m in item.iter_markers()} & {"unit", "compile", "gpu", "bench", "browser"}
         if len(marks) != 1:
             raise pytest.UsageError(f"{item.nodeid} must carry exactly one of unit/compile/gpu/bench/browser, has {marks}")
@@ -123,10 +145,21 @@ def isolated_cache(tmp_path, monkeypatch):
     provider_cache().clear_memory()
 
 
+def pytest_addoption(parser):
+    from .compiler import DEFAULT, NAMES
+
+    parser.addoption("--compiler", default=DEFAULT, choices=NAMES,
+                     help=f"the compiler of the suite's kernels (tests/compiler.py; default {DEFAULT})")
+
+
 def pytest_configure(config):
     # Compile tests never need a driver; keep numba-cuda-mlir from probing for one
     # in ways that print warnings.
     os.environ.setdefault("NUMBA_CUDA_MLIR_QUIET", "1")
+    from . import compiler
+
+    compiler.select(config.getoption("--compiler"))
+
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from .compiler import CUDA_IMPORT
+
 _DIR = Path(tempfile.mkdtemp(prefix="coop-genkernels-"))
 _MODULES: dict = {}
 
@@ -24,8 +26,8 @@ from cuda import coop
 """
 
 
-# The compiler of kernels built without naming one: numba-cuda-mlir, except in the copies of
-# the suites that scripts/suite_on_classic.py writes for classic numba-cuda (their conftest).
+# The compiler of kernels built without naming one: the run's (pytest --compiler, which
+# tests/compiler.py's select() sets here).
 DEFAULT_COMPILER = "numba-cuda-mlir"
 
 
@@ -34,8 +36,7 @@ def module_from_source(source: str, compiler: str | None = None):
     (tests/backends_param.py; default ``DEFAULT_COMPILER``).  HEADER is read at each call:
     error tests extend it."""
     compiler = compiler or DEFAULT_COMPILER
-    header = HEADER if compiler == "numba-cuda-mlir" else HEADER.replace(
-        "from numba_cuda_mlir import cuda", "from numba import cuda")
+    header = HEADER.replace(CUDA_IMPORT["numba-cuda-mlir"], CUDA_IMPORT[compiler])
     source = header + textwrap.dedent(source)
     # A dispatcher keeps the mode (run-time checks on or off) of its first compile, so
     # kernels built while CUDA_COOP_CHECKED differs are different modules.
@@ -70,20 +71,6 @@ def kernel_module(body: str, *, params: str = "src, dst, n", prelude: str = ""):
     """A module whose ``kernel(params)`` runs ``body``; ``prelude`` goes above it."""
     indented = textwrap.indent(textwrap.dedent(body), "    ")
     return module_from_source(textwrap.dedent(prelude) + f"\n@cuda.jit\ndef kernel({params}):\n{indented}\n")
-
-
-def points_at_user_line(exc, module, snippet: str) -> None:
-    """The error's last traceback frame, and its only frame in the kernel's file, is the
-    kernel line containing ``snippet``; the message names that file too."""
-    import traceback
-
-    frames = traceback.extract_tb(exc.__traceback__)
-    last = frames[-1]
-    assert last.filename == module.__file__, frames[-3:]
-    assert snippet in (last.line or ""), last
-    in_kernel_file = [f for f in frames if f.filename == module.__file__]
-    assert len(in_kernel_file) == 1, in_kernel_file
-    assert f'File "{module.__file__}"' in str(exc)
 
 
 def scan_call(call: str, group: str, value: str, *, extra: str = "", scan_op: str = "", init: str = "",

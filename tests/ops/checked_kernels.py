@@ -13,7 +13,7 @@ import json
 import sys
 
 import numpy as np
-from numba_cuda_mlir import cuda
+from ..compiler import cuda
 
 from cuda import coop
 

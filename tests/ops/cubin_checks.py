@@ -7,13 +7,13 @@ import re
 
 
 def numba_types():
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     return types
 
 
 def compile_cubin(kernel, argtypes, **kw):
-    from cuda.coop.numba_mlir import compile_cubin as compile_
+    from ..compiler import compile_cubin as compile_
 
     return compile_(kernel, argtypes, **kw)
 

@@ -58,7 +58,7 @@ class _DLPackOnly:
 
 
 def _numba():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     return (lambda host: cuda.to_device(host)), (lambda dev: dev.copy_to_host())
 
@@ -100,7 +100,7 @@ def _run(combo, dtype, seed):
     totals = np.full(BLOCKS, POISON, dtype=dtype)
     device = [to_dev(host) for (to_dev, _), host in zip(kinds, (src, prefix, totals))]
     _kernel()[BLOCKS, THREADS](*device)
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     cuda.synchronize()
     got_prefix, got_totals = (to_host(dev) for (_, to_host), dev in zip(kinds[1:], device[1:]))
@@ -140,8 +140,9 @@ def test_torch_tensor_on_a_side_stream():
 
 @pytest.mark.unit
 def test_a_raw_dlpack_capsule_is_refused_with_a_named_error():
-    pytest.importorskip("numba_cuda_mlir", reason="numba-cuda-mlir is not installed")
-    import cuda.coop.numba_mlir  # noqa: F401  (registers the launch checks)
+    from ..compiler import require
+    require()
+    from ..compiler import qualified  # noqa: F401  (registers the launch checks)
 
     capsule = np.arange(4, dtype=np.int32).__dlpack__()
     assert type(capsule).__name__ == "PyCapsule"
@@ -202,11 +203,13 @@ def test_torch_bfloat16_elements_take_arithmetic_next_to_a_cooperative_op():
     np.testing.assert_array_equal(totals.float().cpu().numpy(), host.reshape(BLOCKS, THREADS).sum(axis=1))
 
 
+@pytest.mark.only_on("numba-cuda-mlir", "checks a numba-cuda-mlir internal (descriptor._array_cache_key)")
 @pytest.mark.unit
 def test_dlpack_only_arguments_get_their_own_cache_key():
     """numba-cuda-mlir 0.6 keyed such objects by the cached type (a stale specialization)."""
-    pytest.importorskip("numba_cuda_mlir", reason="numba-cuda-mlir is not installed")
-    import cuda.coop.numba_mlir  # noqa: F401  (installs the fix)
+    from ..compiler import require
+    require()
+    from ..compiler import qualified  # noqa: F401  (installs the fix)
     from numba_cuda_mlir import descriptor
 
     as_int = descriptor._array_cache_key(_DLPackOnly(np.zeros(8, np.int32)), None)

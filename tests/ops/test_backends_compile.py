@@ -14,7 +14,8 @@ from cuda.coop import UnknownDtypeError
 from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
 from .cubin_checks import assert_inlined
 
-pytestmark = pytest.mark.compile
+# Under --compiler numba-cuda these would only repeat themselves.
+pytestmark = [pytest.mark.compile, pytest.mark.only_on("numba-cuda-mlir", "runs each test on both compilers itself (tests/backends_param.py)")]
 
 B = "coop.this_block()"
 W = "coop.this_warp()"

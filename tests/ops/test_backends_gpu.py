@@ -13,7 +13,8 @@ import pytest
 
 from ..backends_param import COMPILERS, gpu_for, kernel_for
 
-pytestmark = pytest.mark.gpu
+# Under --compiler numba-cuda these would only repeat themselves.
+pytestmark = [pytest.mark.gpu, pytest.mark.only_on("numba-cuda-mlir", "runs each test on both compilers itself (tests/backends_param.py)")]
 
 IPT, THREADS = 4, 128
 TILE = IPT * THREADS

@@ -111,7 +111,7 @@ def _check_result(case: str, result: dict):
 
 @pytest.fixture(autouse=True)
 def _needs_device():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     if not cuda.is_available():
         pytest.skip("launches its kernels in a child process on a CUDA device; "

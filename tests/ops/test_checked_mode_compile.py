@@ -8,13 +8,17 @@ import re
 
 import pytest
 
+from ..compiler import ONE_UNIT_PER_CALL
+
 from ..kernelgen import kernel_module
 from . import checked_kernels as ck
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 _LOAD = """
 block = coop.this_block()
@@ -106,6 +110,10 @@ def _both_modes(kernel, argtypes, names, monkeypatch, tmp_path, *, kernel_name="
     return plain_src, checked_src
 
 
+@pytest.mark.xfail_on("numba-cuda", "ValueError", ONE_UNIT_PER_CALL,
+                      ids=("adjacent_difference", "block_reduce", "discontinuity", "load_store", "merge_sort",
+                           "radix_rank", "radix_sort", "run_length_window", "shuffle_up", "topk_select",
+                           "topk_sort", "warp_load"))
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_family_compiles_in_both_modes(family, monkeypatch, tmp_path):
     body, names = FAMILIES[family]
@@ -117,6 +125,7 @@ def test_family_compiles_in_both_modes(family, monkeypatch, tmp_path):
     assert symbols(plain_src) != symbols(checked_src)
 
 
+@pytest.mark.xfail_on("numba-cuda", "ValueError", ONE_UNIT_PER_CALL)
 def test_histogram_compiles_in_both_modes(monkeypatch, tmp_path):
     kernel = kernel_module("""
 block = coop.this_block()
@@ -144,6 +153,7 @@ GPU_KERNELS = {
 }
 
 
+@pytest.mark.xfail_on("numba-cuda", "ValueError", ONE_UNIT_PER_CALL, ids=("load_kernel", "topk_kernel"))
 @pytest.mark.parametrize("name", sorted(GPU_KERNELS))
 def test_gpu_test_kernels_compile_in_both_modes(name, monkeypatch, tmp_path):
     types = numba_types()

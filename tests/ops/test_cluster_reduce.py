@@ -14,6 +14,9 @@ import cuda.coop as coop
 
 from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for
 
+# Under --compiler numba-cuda these would only repeat themselves.
+pytestmark = pytest.mark.only_on("numba-cuda-mlir", "runs each test on both compilers itself (tests/backends_param.py)")
+
 THREADS = 128
 
 _SOURCE = """

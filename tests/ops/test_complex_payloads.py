@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numba_cuda_mlir import cuda, types
+from ..compiler import cuda, types
 
-import cuda.coop.numba_mlir as coop
+from ..compiler import qualified as coop
 
 pytestmark = pytest.mark.gpu
 

@@ -3,20 +3,29 @@ inlined (no GPU needed), and the arithmetic families refuse complex by name."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 import cuda.coop as coop
 
 from .cubin_checks import assert_inlined, compile_cubin
-from .test_exchange_errors import assert_at_line, compile_error
+from .. import error_harness
+from ..error_harness import PAYLOAD_PRELUDE, assert_at_user_line
+
+# The kernels start from two int32 payloads, a and r; n is a run-time integer.
+compile_error = partial(error_harness.compile_error, prelude=PAYLOAD_PRELUDE, n="int64")
+
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def _arr(dtype, ndim=1):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     ty = getattr(types, dtype)
     return ty[::1] if ndim == 1 else ty[:, ::1]
@@ -25,7 +34,7 @@ def _arr(dtype, ndim=1):
 @pytest.mark.parametrize("dtype,algorithm", [("complex128", "vectorize"), ("complex128", "transpose"),
                                              ("complex64", "striped")])
 def test_load_store_inlined(dtype, algorithm):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from .test_complex_payloads import THREADS, load_store_kernel
 
@@ -47,7 +56,7 @@ def test_exchange_and_shuffle_inlined():
 
 
 def test_warp_load_store_inlined():
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from .test_complex_payloads import THREADS, _warp_load_store
 
@@ -57,7 +66,7 @@ def test_warp_load_store_inlined():
 
 def test_neighbour_callbacks_inlined():
     """Complex callback operands cross the C ABI by pointer: by value the call stayed."""
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from .test_complex_payloads import THREADS, _neighbours
 
@@ -74,7 +83,7 @@ coop.load(coop.this_block(), src, a)
 
 
 def _complex_error(body):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     return compile_error(body, prelude=_COMPLEX_PRELUDE,
                          argtypes=(types.complex128[::1], types.complex128[::1], types.int64))
@@ -100,7 +109,7 @@ def test_arithmetic_families_refuse_complex(call, snippet):
                                                                       "coop.exchange()")
     for part in (f"{call}()", "complex128", *fix):
         assert part in msg, (part, msg)
-    assert_at_line(info, module, call + "(")
+    assert_at_user_line(info, module, call + "(")
 
 
 def test_builtin_neighbour_operator_refuses_complex():
@@ -110,11 +119,11 @@ def test_builtin_neighbour_operator_refuses_complex():
     for part in ("coop.adjacent_difference()", "difference_op='-' (the default)", "complex128",
                  "@cuda.jit(device=True)"):
         assert part in msg, (part, msg)
-    assert_at_line(info, module, "coop.adjacent_difference(")
+    assert_at_user_line(info, module, "coop.adjacent_difference(")
 
 
 def test_complex_scalar_for_a_real_payload_is_a_mismatch():
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     info, _ = compile_error(
         "b = coop.ThreadData(2, dtype=np.float64)\n"

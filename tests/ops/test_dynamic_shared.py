@@ -29,6 +29,9 @@ from cuda.coop.reference import histogram as ref
 
 from ..backends_param import COMPILERS, gpu_for, kernel_for
 
+# Under --compiler numba-cuda these would only repeat themselves.
+pytestmark = pytest.mark.only_on("numba-cuda-mlir", "runs each test on both compilers itself (tests/backends_param.py)")
+
 BLOCK = 256
 BLOCKS = 3
 POISON = -9

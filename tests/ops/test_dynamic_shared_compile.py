@@ -20,9 +20,12 @@ import pytest
 from cuda import coop
 
 from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
-from ..kernelgen import points_at_user_line
+from ..error_harness import assert_at_user_line
 from . import test_dynamic_shared as gpu
 from .cubin_checks import assert_inlined
+
+# Under --compiler numba-cuda these would only repeat themselves.
+pytestmark = pytest.mark.only_on("numba-cuda-mlir", "runs each test on both compilers itself (tests/backends_param.py)")
 
 EXTERN = re.compile(r"\.extern\s+\.shared\s+\.align\s+(\d+)\s+\.b8\s+(cuda_coop_dynamic_\w+)\[\]")
 MINE_BYTES = gpu.MINE * 4
@@ -91,7 +94,7 @@ def test_scratch_above_the_targets_limit_is_a_named_error_at_the_first_cooperati
         assert part in msg, (part, msg)
     module = kernel_for(compiler, gpu.reserve_source(count))
     # Classic lowers one call at a time: the reservation is what crosses the limit there.
-    points_at_user_line(info.value, module, "coop.inclusive_sum(" if compiler == "numba-cuda-mlir" else ".reserve(")
+    assert_at_user_line(info.value, module, "coop.inclusive_sum(" if compiler == "numba-cuda-mlir" else ".reserve(")
 
 
 DYNAMIC_ARRAY = f"""
@@ -123,7 +126,7 @@ def test_a_dynamic_shared_array_next_to_dynamic_scratch_is_refused(compiler):
                  "cuda.shared.array(N, dtype)", "reserve(N, dtype)"):
         assert part in msg, (part, msg)
     # Classic sees the array when it lowers the call that moves the scratch to dynamic memory.
-    points_at_user_line(info.value, module,
+    assert_at_user_line(info.value, module,
                         "cuda.shared.array(0" if compiler == "numba-cuda-mlir" else "coop.radix_sort_keys(")
 
 
@@ -139,7 +142,7 @@ def test_a_dynamic_shared_array_after_the_last_call_is_refused_on_classic():
     msg = str(info.value)
     for part in ("kernel 'kernel'", "_cudapy_smem", "coop.radix_sort_keys", "cuda.shared.array(N, dtype)"):
         assert part in msg, (part, msg)
-    points_at_user_line(info.value, module, "def kernel(")
+    assert_at_user_line(info.value, module, "def kernel(")
 
 
 @pytest.mark.compile
@@ -210,4 +213,4 @@ def test_alignment_above_16_in_dynamic_shared_memory_is_a_named_error(compiler):
     for part in ("32-byte alignment", "16-byte aligned", "alignment<=16"):
         assert part in msg, (part, msg)
     if compiler == "numba-cuda":
-        points_at_user_line(info.value, module, ".reserve(")
+        assert_at_user_line(info.value, module, ".reserve(")

@@ -14,7 +14,7 @@ def test_issue_example_copies():
 
 
 def test_items_per_thread_argument_specializes_per_value():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     from ..examples_src.copy_tile import copy_tile
 

@@ -135,7 +135,7 @@ def make_ranks(rng, rank_dtype, tile, nblocks, colliding=True):
 
 
 def run_exchange(kind, dtype, ipt, block=(128, 1, 1), seed=0, warp_multiple=True, colliding_ranks=True):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     block_threads = int(np.prod(block))

@@ -10,16 +10,20 @@ import re
 
 import pytest
 
+from ..compiler import SEPARATE_SCRATCH
+
 from .test_exchange import BLOCK_DTYPES, ITEMS, RANK_DTYPES, WARP_DTYPES, exchange_kernel
 from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def _argtypes(dtype, ipt):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from .test_exchange import FLAG_DTYPES
 
@@ -35,6 +39,8 @@ GPU_KERNELS = (
 )
 
 
+@pytest.mark.xfail_on("numba-cuda", "AssertionError", SEPARATE_SCRATCH,
+                      ids=("block-int64-ipt8", "block-float64-ipt8"))
 @pytest.mark.parametrize("kind,dtype,ipt", GPU_KERNELS, ids=[f"{k}-{d}-ipt{i}" for k, d, i in GPU_KERNELS])
 def test_gpu_test_kernels_compile(kind, dtype, ipt, nvdisasm):
     kernel, cases = exchange_kernel(kind, dtype)
@@ -86,7 +92,7 @@ def kernel(src, dst):
 
 
 def test_time_slicing_uses_one_warp_of_scratch():
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     args = (types.float64[::1], types.float64[::1])
     full = compile_cubin(_one_call_kernel(""), args, cc=(9, 0), block=256).shared_bytes()
@@ -96,7 +102,7 @@ def test_time_slicing_uses_one_warp_of_scratch():
 
 
 def test_manual_sync_storage_drops_the_trailing_barrier():
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from ..kernelgen import module_from_source
 

@@ -2,55 +2,22 @@
 
 from __future__ import annotations
 
-import textwrap
-import traceback
+from functools import partial
 
 import pytest
 
 import cuda.coop as coop
 
-from ..kernelgen import module_from_source
+from .. import error_harness
+from ..error_harness import PAYLOAD_PRELUDE, assert_at_user_line
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
 
-PRELUDE = """
-a = coop.ThreadData(4, dtype=np.int32)
-r = coop.ThreadData(4, dtype=np.int32)
-for i in range(4):
-    a[i] = src[i]
-    r[i] = i
-"""
+require()
 
-
-def compile_error(body: str, *, block=128, prelude=PRELUDE, argtypes=None, module_code=""):
-    """Compile a kernel ``kernel(src, dst, n)`` whose body is ``prelude + body``; return the error.
-
-    ``module_code`` goes before the kernel (device functions, imports).
-    """
-    from numba_cuda_mlir.numba_cuda import types
-
-    from cuda.coop.numba_mlir import compile_cubin
-
-    code = textwrap.dedent(prelude) + textwrap.dedent(body)
-    module = module_from_source(f"""{textwrap.dedent(module_code)}
-@cuda.jit
-def kernel(src, dst, n):
-{textwrap.indent(code, '    ')}
-""")
-    if argtypes is None:
-        argtypes = (types.int32[::1], types.int32[::1], types.int64)
-    with pytest.raises(coop.CoopError) as info:
-        compile_cubin(module.kernel, argtypes, cc=(9, 0), block=block)
-    return info, module
-
-
-def assert_at_line(info, module, snippet):
-    """The last traceback frame is the kernel line that contains ``snippet``."""
-    last = traceback.extract_tb(info.tb)[-1]
-    assert last.filename == module.__file__, last
-    assert snippet in (last.line or ""), last
+compile_error = partial(error_harness.compile_error, prelude=PAYLOAD_PRELUDE, n="int64")
 
 
 def check(info, cls, *parts):
@@ -65,14 +32,14 @@ def test_default_mode_takes_no_ranks():
     # mode= defaults to "striped_to_blocked" (NVIDIA's default), which has no use for ranks=.
     info, module = compile_error("x = coop.exchange(coop.this_block(), a, ranks=r)\n")
     check(info, coop.CoopError, "ranks", "mode='striped_to_blocked'", "'scatter_to_*'")
-    assert_at_line(info, module, "coop.exchange(")
+    assert_at_user_line(info, module, "coop.exchange(")
 
 
 def test_unknown_mode_lists_every_mode():
     info, module = compile_error('x = coop.exchange(coop.this_block(), a, mode="blocked_to_warpstriped")\n')
     check(info, coop.InvalidAlgorithmError, "mode='blocked_to_warpstriped'", "'blocked_to_warp_striped'",
           "'scatter_to_striped_guarded'")
-    assert_at_line(info, module, "blocked_to_warpstriped")
+    assert_at_user_line(info, module, "blocked_to_warpstriped")
 
 
 def test_mode_must_be_a_constant_string():
@@ -85,7 +52,7 @@ def test_block_only_modes_reject_warp_groups(mode):
     info, module = compile_error(f'x = coop.exchange(coop.this_warp().group_by(8), a, mode="{mode}", ranks=r)\n')
     check(info, coop.UnsupportedAlgorithmForGroupError, f"mode='{mode}'", "coop.this_warp().group_by(8)",
           "'striped_to_blocked' or 'blocked_to_striped'")
-    assert_at_line(info, module, "coop.exchange(")
+    assert_at_user_line(info, module, "coop.exchange(")
 
 
 def test_value_must_be_a_payload():
@@ -96,7 +63,7 @@ def test_value_must_be_a_payload():
 def test_scatter_needs_ranks():
     info, module = compile_error('x = coop.exchange(coop.this_block(), a, mode="scatter_to_blocked")\n')
     check(info, coop.MissingArgumentError, "mode='scatter_to_blocked' needs ranks=")
-    assert_at_line(info, module, "scatter_to_blocked")
+    assert_at_user_line(info, module, "scatter_to_blocked")
 
 
 def test_ranks_only_with_scatter_modes():
@@ -129,7 +96,7 @@ def test_ranks_must_pair_with_the_items():
     check(info, coop.ExtentMismatchError, "ranks has 2 items per thread but value has 4",
           "coop.ThreadData(4, ...)")
     assert isinstance(info.value, ValueError)
-    assert_at_line(info, module, "coop.exchange(")
+    assert_at_user_line(info, module, "coop.exchange(")
 
 
 def test_flagged_scatter_needs_valid_flags():
@@ -177,7 +144,7 @@ def test_time_slicing_is_a_block_option():
 def test_warp_group_needs_whole_warps():
     info, module = compile_error('x = coop.exchange(coop.this_warp(), a, mode="striped_to_blocked")\n', block=48)
     check(info, coop.UnsupportedBlockShapeError, "multiple of 32", "48")
-    assert_at_line(info, module, "coop.exchange(")
+    assert_at_user_line(info, module, "coop.exchange(")
 
 
 def test_warp_striped_modes_need_whole_warps():

@@ -19,7 +19,7 @@ import cuda.coop as coop
 from ..backends_param import COMPILERS, compile_for, gpu_for, kernel_for, types_for
 from ..kernelgen import module_from_source
 from .cubin_checks import assert_inlined, numba_types
-from .test_load_store_errors import compile_body
+from ..error_harness import compile_error
 
 QUERIES = [  # (expression, NumPy value from (linear tid, block index, threads, blocks))
     ("block.rank()", lambda t, b, n, g: t),
@@ -149,7 +149,7 @@ def test_cluster_level_queries_compile_below_hopper(compiler):
 
 @pytest.mark.compile
 def test_a_grid_is_not_an_operation_group():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         x = coop.sum(coop.this_grid(), src[0])
     """)
     assert isinstance(info.value, coop.InvalidGroupError)
@@ -158,7 +158,7 @@ def test_a_grid_is_not_an_operation_group():
 
 @pytest.mark.compile
 def test_a_grid_barrier_is_refused():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         coop.this_grid().sync()
     """)
     assert "cooperative launch" in str(info.value)
@@ -171,7 +171,7 @@ def test_a_grid_barrier_is_refused():
     ("coop.this_thread().rank('planet')", "'thread', 'warp', 'block', 'cluster', 'grid'"),
 ])
 def test_a_level_that_does_not_apply(expr, listed):
-    info, _ = compile_body(f"""
+    info, _ = compile_error(f"""
         dst[0] = {expr}
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
@@ -181,7 +181,7 @@ def test_a_level_that_does_not_apply(expr, listed):
 
 @pytest.mark.compile
 def test_a_level_must_be_a_constant_string():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         dst[0] = coop.this_thread().rank(n)
     """)
     assert isinstance(info.value, coop.InvalidArgumentTypeError)
@@ -190,7 +190,7 @@ def test_a_level_must_be_a_constant_string():
 
 @pytest.mark.compile
 def test_block_group_by_exhaustive_must_be_a_constant():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         dst[0] = coop.this_block().group_by(2, exhaustive=n > 0).rank()
     """)
     assert isinstance(info.value, coop.NonConstantArgumentError)
@@ -247,7 +247,7 @@ def test_incomplete_groups_of_warps_on_the_device(compiler, threads, warps, op):
 @pytest.mark.parametrize("width", [3, 12])
 def test_no_collective_takes_several_partial_logical_warps_per_warp(width):
     types = numba_types()
-    info, module = compile_body(f"""
+    info, module = compile_error(f"""
         group = coop.this_warp().group_by({width}, exhaustive=False)
         if group.is_member():
             dst[cuda.threadIdx.x] = coop.sum(group, src[cuda.threadIdx.x])

@@ -74,7 +74,7 @@ def _dtypes():
 
 
 def _run(dtype, values):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     n = BLOCKS * TILE
     src = values.astype(dtype)

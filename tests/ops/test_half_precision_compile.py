@@ -129,7 +129,7 @@ def _element_types():
     types = numba_types()
     out = [pytest.param(types.float16, id="float16")]
     if BFLOAT16 is not None:
-        from numba_cuda_mlir.numba_cuda.types import bfloat16
+        from ..compiler import bfloat16
 
         out.append(pytest.param(bfloat16, id="bfloat16"))
     return out
@@ -206,7 +206,7 @@ def kernel(src, dst):
 """).kernel
     element = numba_types().float16
     if "bfloat16" in spelling:
-        from numba_cuda_mlir.numba_cuda.types import bfloat16 as element
+        from ..compiler import bfloat16 as element
     kb = compile_cubin(kernel, (_array(element), _array(element)), cc=(9, 0), block=128)
     assert_inlined(kb)
 

@@ -74,7 +74,7 @@ def kernel(samples, valid, acc_init, out, acc_out):
 
 def kernel_argtypes(dtype: str):
     """Numba argument types of :func:`histogram_kernel` (for compile-only tests)."""
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     return (getattr(types, dtype)[::1], types.int64[::1], types.int32[::1], types.int64[:, :, ::1],
             types.int32[:, :, ::1])
@@ -93,7 +93,7 @@ def random_samples(rng, dtype: str, n: int) -> np.ndarray:
 
 
 def run_histogram(dtype: str, items_per_thread: int, block=(128, 1, 1), seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     threads = int(np.prod(block))
@@ -158,7 +158,7 @@ def test_histogram_multidimensional_block(dtype, items_per_thread):
 @pytest.mark.gpu
 def test_histogram_of_many_tiles_by_adding_payloads():
     """The documented accumulation by adding returned payloads, over a grid-stride loop."""
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     module = module_from_source("""
 @cuda.jit

@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pytest
 
+from ..compiler import SOURCE_FILES_FOR_MLIR
+
 from cuda.coop.backends._binary import remaining_calls
 
 from .test_histogram import SAMPLE_DTYPES, histogram_kernel, kernel_argtypes
@@ -14,7 +16,9 @@ from .cubin_checks import compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def _no_calls(kb):
@@ -48,7 +52,7 @@ def test_gpu_kernel_other_shapes(dtype, items, cc, block, nvdisasm):
 
 
 def _single(body, sample="uint8", items=16, block=256):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from ..kernelgen import module_from_source
 
@@ -119,7 +123,7 @@ def test_many_tiles_kernel_compiles():
     """The payload-adding GPU test's kernel (its source, taken from the test), so the device run finds only numbers."""
     import inspect
 
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from ..kernelgen import module_from_source
     from . import test_histogram as t
@@ -137,13 +141,14 @@ def test_newer_architectures(cc):
     _no_calls(kb)
 
 
+@pytest.mark.only_on("numba-cuda-mlir", SOURCE_FILES_FOR_MLIR)
 @pytest.mark.parametrize("algorithm", ["atomic", "sort"])
 def test_benchmark_kernel_compiles(algorithm):
     """benchmarks/bench_histogram.py's kernel, so the device run measures instead of debugging."""
     import importlib.util
     from pathlib import Path
 
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_histogram.py"
     spec = importlib.util.spec_from_file_location("bench_histogram_for_test", path)

@@ -6,11 +6,13 @@ import pytest
 
 import cuda.coop as coop
 
-from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error, kernel_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 LOAD = """
         s = coop.ThreadData(4)
@@ -19,13 +21,13 @@ LOAD = """
 
 
 def _fails(body, snippet, cls, *parts, **kw):
-    info, module = compile_body(LOAD + body, **kw)
+    info, module = compile_error(LOAD + body, **kw)
     assert isinstance(info.value, cls), repr(info.value)
     msg = str(info.value)
     assert "coop.histogram()" in msg or cls is coop.SharedMemoryLimitError, msg
     for part in parts:
         assert part in msg, (part, msg)
-    assert_points_at_user_line(info, module, snippet)
+    assert_at_user_line(info, module, snippet)
     return msg
 
 
@@ -36,7 +38,7 @@ def test_warp_group_is_rejected():
 
 
 def test_float_samples_are_rejected():
-    types = _types()
+    types = kernel_types()
     _fails("""
         h = coop.histogram(coop.this_block(), s, bins=16)
     """, "coop.histogram(", coop.UnsupportedDtypeError, "float32", "bin indices", "uint8",
@@ -56,7 +58,7 @@ def test_bins_is_required():
 
 
 def test_bins_must_be_known_at_compile_time():
-    types = _types()
+    types = kernel_types()
     _fails("""
         h = coop.histogram(coop.this_block(), s, bins=n)
     """, "bins=n", coop.NonConstantArgumentError, "bins", "compile time",

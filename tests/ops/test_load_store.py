@@ -104,7 +104,7 @@ def _scalar(dtype, text):
 
 
 def run_load_store(kind, dtype, ipt, block=(128, 1, 1), seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     block_threads = int(np.prod(block))
@@ -152,6 +152,8 @@ def run_load_store(kind, dtype, ipt, block=(128, 1, 1), seed=0):
             np.testing.assert_array_equal(sf[row, sl], exp_sf, err_msg="store full " + label)
 
 
+@pytest.mark.xfail_on("numba-cuda", "SharedMemoryLimitError", "no scratch shared between calls (14 x 17 KiB)",
+                      ids=("logical-int64-16", "logical-uint64-16", "logical-float64-16"))
 @pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 @pytest.mark.parametrize("ipt", ITEMS)
@@ -217,7 +219,7 @@ def scalar_store_and_inferred(src, dst, n):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["shared_auto", "manual_sync", "exclusive"])
 def test_explicit_temp_storage_in_a_loop(name):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     kernel = getattr(module_from_source(TEMP_STORAGE_KERNELS), name)
     tiles, blocks, threads = 9, 40, 256
@@ -231,7 +233,7 @@ def test_explicit_temp_storage_in_a_loop(name):
 
 @pytest.mark.gpu
 def test_scalar_store_and_payload_arithmetic():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     kernel = module_from_source(TEMP_STORAGE_KERNELS).scalar_store_and_inferred
     src = np.arange(256, dtype=np.int32) * 3
@@ -245,7 +247,7 @@ def test_scalar_store_and_payload_arithmetic():
 CACHE_SCRIPT = """
 import glob, json, os, sys, warnings
 import numpy as np
-from numba_cuda_mlir import cuda
+{cuda_import}
 from cuda import coop
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -281,7 +283,9 @@ def test_cache_true_never_reuses_a_coop_kernel(tmp_path):
     import sys
 
     script = tmp_path / "cached_kernel.py"
-    script.write_text(CACHE_SCRIPT)
+    from ..compiler import CUDA_IMPORT, NAME
+
+    script.write_text(CACHE_SCRIPT.replace("{cuda_import}", CUDA_IMPORT[NAME]))
     for _ in range(2):
         out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-3000:]

@@ -16,7 +16,8 @@ import pytest
 import cuda.coop as coop
 
 from .. import kernelgen
-from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
+from ..backends_param import COMPILERS, types_for
+from ..error_harness import assert_at_user_line, compile_error, kernel_types
 
 pytestmark = pytest.mark.compile
 
@@ -24,86 +25,52 @@ pytestmark = pytest.mark.compile
 _MLIR_ONLY = {
     "test_backend_not_registered": "numba-cuda-mlir's registration, in a subprocess",
 }
-_compiler = {"name": None}  # None: kernelgen.DEFAULT_COMPILER
 
 
 @pytest.fixture(autouse=True, params=COMPILERS)
-def compiler(request):
+def compiler(request, monkeypatch):
     name = request.param
     reason = _MLIR_ONLY.get(request.node.originalname)
     if name != "numba-cuda-mlir" and (reason or request.node.originalname.startswith("test_host")):
         pytest.skip(reason or "host-side behaviour, compiler-independent")
     types_for(name)  # skips when that compiler is not installed
-    _compiler["name"] = name
-    yield name
-    # The other error suites import compile_body: they compile with the suite's default
-    # compiler (numba-cuda-mlir; classic numba-cuda in scripts/suite_on_classic.py's copy).
-    _compiler["name"] = None
-
-
-def _types():
-    return types_for(_compiler["name"] or kernelgen.DEFAULT_COMPILER)
-
-
-def compile_body(body: str, argtypes=None, block=128, params="src, dst, n"):
-    """Compile a kernel whose body is ``body`` with the test's compiler; return the exception."""
-    name = _compiler["name"] or kernelgen.DEFAULT_COMPILER
-    types = _types()
-    body = textwrap.dedent(body)
-    module = kernel_for(name, f"""
-@cuda.jit
-def kernel({params}):
-{textwrap.indent(body, '    ')}
-""")
-    if argtypes is None:
-        argtypes = (types.int32[::1], types.int32[::1], 4)
-    with pytest.raises(coop.CoopError) as info:
-        compile_for(name, module.kernel, argtypes, cc=(9, 0), block=block)
-    return info, module
-
-
-def assert_points_at_user_line(info, module, snippet):
-    """The last traceback frame is the kernel line that contains ``snippet``."""
-    frames = traceback.extract_tb(info.tb)
-    last = frames[-1]
-    assert last.filename == module.__file__, frames[-3:]
-    assert snippet in (last.line or ""), last
-    assert f'File "{module.__file__}"' in str(info.value)
+    monkeypatch.setattr(kernelgen, "DEFAULT_COMPILER", name)  # the harness compiles with it
+    return name
 
 
 def test_non_constant_items_per_thread():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(n * 2)
         coop.load(coop.this_block(), src, items)
-    """, params="src, dst, n", argtypes=(_types().int32[::1], _types().int32[::1], _types().int64))
+    """, params="src, dst, n", argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
     assert isinstance(info.value, coop.NonConstantArgumentError)
     msg = str(info.value)
     assert "items_per_thread" in msg and "compile time" in msg and "kernel argument" in msg
-    assert_points_at_user_line(info, module, "coop.ThreadData(n * 2")
+    assert_at_user_line(info, module, "coop.ThreadData(n * 2")
 
 
 def test_unsupported_dtype_of_payload():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4, dtype=np.bool_)
     """)
     assert isinstance(info.value, coop.UnsupportedDtypeError), info.value
     assert "bool" in str(info.value) and "int32" in str(info.value)
-    assert_points_at_user_line(info, module, "np.bool_")
+    assert_at_user_line(info, module, "np.bool_")
 
 
 def test_unsupported_dtype_of_array():
-    types = _types()
-    info, module = compile_body("""
+    types = kernel_types()
+    info, module = compile_error("""
         items = coop.ThreadData(4, dtype=np.int32)
         coop.load(coop.this_block(), src, items)
     """, argtypes=(types.boolean[::1], types.int32[::1], 4))
     assert isinstance(info.value, coop.UnsupportedDtypeError)
     assert "source" in str(info.value) and "bool" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.load(")
+    assert_at_user_line(info, module, "coop.load(")
 
 
 def test_dtype_mismatch_between_payload_and_array():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4, dtype=np.float32)
         coop.load(coop.this_block(), src, items)
     """)
@@ -113,7 +80,7 @@ def test_dtype_mismatch_between_payload_and_array():
 
 
 def test_unknown_algorithm_lists_the_valid_ones():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="transpose_warp")
     """)
@@ -123,11 +90,11 @@ def test_unknown_algorithm_lists_the_valid_ones():
     for name in ("'direct'", "'striped'", "'vectorize'", "'transpose'", "'warp_transpose'",
                  "'warp_transpose_timesliced'"):
         assert name in msg
-    assert_points_at_user_line(info, module, "transpose_warp")
+    assert_at_user_line(info, module, "transpose_warp")
 
 
 def test_algorithm_the_group_does_not_support():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_warp(), src, items, algorithm="warp_transpose")
     """)
@@ -137,18 +104,18 @@ def test_algorithm_the_group_does_not_support():
 
 
 def test_oob_default_without_valid_items():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, oob_default=0)
     """)
     assert isinstance(info.value, coop.ConflictingArgumentsError)
     assert "oob_default" in str(info.value) and "valid_items" in str(info.value)
-    assert_points_at_user_line(info, module, "oob_default=0")
+    assert_at_user_line(info, module, "oob_default=0")
 
 
 @pytest.mark.parametrize("control", ["valid_items", "offset"])
 def test_float_controls_are_rejected(control):
-    info, module = compile_body(f"""
+    info, module = compile_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, {control}=1.5)
     """)
@@ -157,18 +124,18 @@ def test_float_controls_are_rejected(control):
 
 
 def test_warp_group_needs_whole_warps():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_warp(), src, items)
     """, block=100)
     assert isinstance(info.value, coop.UnsupportedBlockShapeError)
     msg = str(info.value)
     assert "multiple of 32" in msg and "100" in msg
-    assert_points_at_user_line(info, module, "coop.load(")
+    assert_at_user_line(info, module, "coop.load(")
 
 
 def test_warp_transpose_needs_whole_warps():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="warp_transpose")
     """, block=(10, 5))
@@ -177,18 +144,18 @@ def test_warp_transpose_needs_whole_warps():
 
 
 def test_block_shape_unknown_at_compile_time():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
     """, block=None)
     assert isinstance(info.value, coop.UnknownBlockDimensionError)
     msg = str(info.value)
     assert "kernel[grid, block]" in msg and "compile_cubin" in msg
-    assert_points_at_user_line(info, module, "coop.load(")
+    assert_at_user_line(info, module, "coop.load(")
 
 
 def test_bad_group_width():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_warp().group_by(3), src, items)
     """)
@@ -197,7 +164,7 @@ def test_bad_group_width():
 
 
 def test_operand_passed_by_keyword_and_unknown_keyword():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algoritm="direct")
     """)
@@ -206,8 +173,8 @@ def test_operand_passed_by_keyword_and_unknown_keyword():
 
 
 def test_store_scalar_of_wrong_dtype():
-    types = _types()
-    info, _ = compile_body("""
+    types = kernel_types()
+    info, _ = compile_error("""
         coop.store(coop.this_block(), dst, 1.5)
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError) or isinstance(
@@ -215,7 +182,7 @@ def test_store_scalar_of_wrong_dtype():
 
 
 def test_dtype_cannot_be_inferred():
-    info, module = compile_body("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         items[0] = 1
     """)
@@ -224,7 +191,7 @@ def test_dtype_cannot_be_inferred():
 
 
 def test_temp_storage_rejected_for_warp_groups():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         ts = coop.TempStorage()
         items = coop.ThreadData(4)
         coop.load(coop.this_warp(), src, items, algorithm="transpose", temp_storage=ts)
@@ -234,7 +201,7 @@ def test_temp_storage_rejected_for_warp_groups():
 
 
 def test_temp_storage_too_small():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         ts = coop.TempStorage(64)
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=ts)
@@ -252,6 +219,7 @@ def _run(code: str, env=None):
                           env=full_env)
 
 
+@pytest.mark.only_on("numba-cuda-mlir", "checks numba-cuda-mlir's own registration")
 def test_backend_not_registered():
     result = _run("""
         import numpy as np

@@ -165,7 +165,7 @@ def valid_per_block(rng, tile_min, tile_max):
 
 
 def gpu_launch(kernel, nblocks, block, *args):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     kernel[nblocks, block](*args)
     cuda.synchronize()

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import pytest
 
+from ..compiler import SEPARATE_SCRATCH
+
 from .test_merge_sort import DTYPES, ITEMS, merge_sort_kernel, oob_text, other_value_dtype
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def gpu_kernel_argtypes(dtype, ipt):
@@ -27,6 +31,8 @@ def gpu_kernel_argtypes(dtype, ipt):
 SAMPLE = [(dtype, ITEMS[i % len(ITEMS)]) for i, dtype in enumerate(DTYPES)]
 
 
+@pytest.mark.xfail_on("numba-cuda", "AssertionError", SEPARATE_SCRATCH,
+                      ids=("int32-ipt4", "uint16-ipt4", "uint64-ipt3", "float32-ipt4"))
 @pytest.mark.parametrize("dtype,ipt", SAMPLE, ids=[f"{d}-ipt{i}" for d, i in SAMPLE])
 def test_gpu_kernels_compile(dtype, ipt):
     kb = compile_cubin(merge_sort_kernel(dtype, oob_text(dtype)), gpu_kernel_argtypes(dtype, ipt), cc=(9, 0), block=128)

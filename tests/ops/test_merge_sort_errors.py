@@ -6,11 +6,13 @@ import pytest
 
 import cuda.coop as coop
 
-from .test_load_store_errors import assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 SETUP = """
         keys = coop.ThreadData(4, dtype=np.int32)
@@ -22,7 +24,7 @@ SETUP = """
 
 
 def fails(body, **kw):
-    return compile_body(SETUP + body, **kw)
+    return compile_error(SETUP + body, **kw)
 
 
 def test_block_sort_needs_a_power_of_two_thread_count():
@@ -32,7 +34,7 @@ def test_block_sort_needs_a_power_of_two_thread_count():
     assert isinstance(info.value, coop.UnsupportedBlockShapeError)
     msg = str(info.value)
     assert "power-of-two" in msg and "96 threads" in msg and "64 or 128" in msg and "coop.this_warp()" in msg
-    assert_points_at_user_line(info, module, "coop.merge_sort_keys(")
+    assert_at_user_line(info, module, "coop.merge_sort_keys(")
 
 
 def test_warp_sort_needs_whole_warps():
@@ -49,7 +51,7 @@ def test_descending_must_be_a_compile_time_bool():
     """)
     assert isinstance(info.value, coop.NonConstantArgumentError)
     assert "descending=" in str(info.value) and "compile-time True or False" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.merge_sort_keys(")
+    assert_at_user_line(info, module, "coop.merge_sort_keys(")
 
 
 def test_oob_default_needs_valid_items():
@@ -58,7 +60,7 @@ def test_oob_default_needs_valid_items():
     """)
     assert isinstance(info.value, coop.ConflictingArgumentsError)
     assert "oob_default" in str(info.value) and "valid_items" in str(info.value)
-    assert_points_at_user_line(info, module, "oob_default=0")
+    assert_at_user_line(info, module, "oob_default=0")
 
 
 def test_oob_default_of_another_dtype():
@@ -85,7 +87,7 @@ def test_values_with_another_item_count():
     assert isinstance(info.value, coop.ExtentMismatchError)
     msg = str(info.value)
     assert "values has 2 items per thread but keys has 4" in msg and "coop.ThreadData(4" in msg
-    assert_points_at_user_line(info, module, "coop.merge_sort_pairs(")
+    assert_at_user_line(info, module, "coop.merge_sort_pairs(")
 
 
 def test_keys_must_be_a_payload():
@@ -121,7 +123,7 @@ def test_group_must_be_a_group():
 
 
 def test_a_kernel_is_not_a_comparator():
-    info, module = compile_body(SETUP + """
+    info, module = compile_error(SETUP + """
         out = coop.merge_sort_keys(coop.this_block(), keys, compare_op=kernel)
     """)
     assert isinstance(info.value, (coop.NotADeviceFunctionError, coop.InvalidArgumentTypeError))

@@ -11,11 +11,14 @@ import pytest
 
 import cuda.coop as coop
 
-from ..kernelgen import kernel_module, points_at_user_line
+from ..error_harness import assert_at_user_line, compile_error, default_argtypes, kernel_types
+from ..kernelgen import kernel_module
 
 pytestmark = pytest.mark.compile
 
-pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 LOAD_STORE = """
     items = coop.ThreadData(4)
@@ -24,36 +27,16 @@ LOAD_STORE = """
 """
 
 
-def _types():
-    from numba_cuda_mlir.numba_cuda import types
-
-    return types
-
-
-def _int32_args(n=4):
-    types = _types()
-    return (types.int32[::1], types.int32[::1], n)
-
-
-def compile_error(body, *, argtypes=None, block=128, params="src, dst, n", prelude=""):
-    """Compile ``body`` as a kernel; return (the cuda-coop error it raises, the module)."""
-    from cuda.coop.numba_mlir import compile_cubin
-
-    module = kernel_module(body, params=params, prelude=prelude)
-    with pytest.raises(coop.CoopError) as info:
-        compile_cubin(module.kernel, argtypes or _int32_args(), cc=(9, 0), block=block)
-    return info.value, module
-
-
-def check(exc, module, cls, *, names, fix, line):
-    """``exc`` is a ``cls``; its message holds every string of ``names`` (argument, value),
+def check(info, module, cls, *, names, fix, line):
+    """``info`` holds a ``cls``; its message holds every string of ``names`` (argument, value),
     its last clause (before the location) holds ``fix``; it points at the ``line`` snippet."""
+    exc = info.value
     assert isinstance(exc, cls), (type(exc), str(exc))
     message = str(exc).split('\n  File "', 1)[0]
     for name in names:
         assert name in message, (name, message)
     assert fix in message.rsplit(";", 1)[-1], (fix, message)
-    points_at_user_line(exc, module, line)
+    assert_at_user_line(exc, module, line)
 
 
 # -- 1. impossible block shapes ------------------------------------------------------------
@@ -65,51 +48,51 @@ def check(exc, module, cls, *, names, fix, line):
     ((2, 2, 128), ["block=(2, 2, 128)", "z=128"]),
 ], ids=["over_1024_threads", "zero_extent", "y_over_1024", "z_over_64"])
 def test_impossible_block_shape(block, names):
-    exc, module = compile_error(LOAD_STORE, block=block)
-    check(exc, module, coop.UnsupportedBlockShapeError, names=names, fix="launch with",
+    info, module = compile_error(LOAD_STORE, block=block)
+    check(info, module, coop.UnsupportedBlockShapeError, names=names, fix="launch with",
           line="coop.load(")
 
 
 # -- 2. absurd items_per_thread --------------------------------------------------------------
 
 def test_items_per_thread_beyond_the_payload_limit():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         items = coop.ThreadData(1 << 20)
         coop.load(coop.this_block(), src, items)
     """)
-    check(exc, module, coop.InvalidArgumentValueError,
+    check(info, module, coop.InvalidArgumentValueError,
           names=["items_per_thread=1048576", "4194304 bytes", "4096-byte limit"],
           fix="use at most 1024 items per thread", line="coop.ThreadData(1 << 20)")
 
 
 def test_items_per_thread_beyond_the_payload_limit_from_a_kernel_argument():
     # The kernel is specialized on n; the limit applies to the specialized value.
-    exc, module = compile_error("""
+    info, module = compile_error("""
         items = coop.ThreadData(n, dtype=np.float64)
         coop.load(coop.this_block(), src, items)
-    """, argtypes=(_types().float64[::1], _types().float64[::1], 1 << 20))
-    check(exc, module, coop.InvalidArgumentValueError, names=["items_per_thread=1048576", "float64"],
+    """, argtypes=(kernel_types().float64[::1], kernel_types().float64[::1], 1 << 20))
+    check(info, module, coop.InvalidArgumentValueError, names=["items_per_thread=1048576", "float64"],
           fix="use at most 512 items per thread", line="coop.ThreadData(n,")
 
 
 # -- 3. stores into read-only memory ---------------------------------------------------------
 
 def test_store_into_a_readonly_array():
-    types = _types()
+    types = kernel_types()
     readonly = types.Array(types.int32, 1, "C", readonly=True)
-    exc, module = compile_error(LOAD_STORE, argtypes=(types.int32[::1], readonly, 4))
-    check(exc, module, coop.InvalidArgumentTypeError, names=["destination=", "read-only"],
+    info, module = compile_error(LOAD_STORE, argtypes=(types.int32[::1], readonly, 4))
+    check(info, module, coop.InvalidArgumentTypeError, names=["destination=", "read-only"],
           fix="pass a writable array", line="coop.store(")
 
 
 def test_store_into_constant_memory():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         table = cuda.const.array_like(TABLE)
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), table, items)
-    """, prelude="TABLE = np.arange(512, dtype=np.int32)\n")
-    check(exc, module, coop.InvalidArgumentTypeError, names=["destination=table", "cuda.const"],
+    """, module_code="TABLE = np.arange(512, dtype=np.int32)\n")
+    check(info, module, coop.InvalidArgumentTypeError, names=["destination=table", "cuda.const"],
           fix="store into a writable array", line="coop.store(coop.this_block(), table")
 
 
@@ -130,12 +113,12 @@ def float_add(a, b):
                       "difference_op=float_add))"),
 ], ids=["reduce_binary_op", "scan_scan_op", "adjacent_difference_op"])
 def test_operator_result_dtype_differs_from_the_values(label, call):
-    exc, module = compile_error(f"""
+    info, module = compile_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
         {call}
-    """, prelude=FLOAT_ADD)
-    check(exc, module, coop.DtypeMismatchError,
+    """, module_code=FLOAT_ADD)
+    check(info, module, coop.DtypeMismatchError,
           names=[f"{label}=device function float_add", "returns float64", "int32"],
           fix="make it return int32", line=f"{label}=float_add")
 
@@ -155,12 +138,12 @@ def minus(a, b):
 ], ids=["merge_sort_compare_op", "discontinuity_flag_op"])
 def test_predicate_that_returns_a_number(label, call):
     # A predicate returning a - b would be read as "not zero": a wrong order, wrong flags.
-    exc, module = compile_error(f"""
+    info, module = compile_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
         {call}
-    """, prelude=DIFFERENCE)
-    check(exc, module, coop.DtypeMismatchError,
+    """, module_code=DIFFERENCE)
+    check(info, module, coop.DtypeMismatchError,
           names=[f"{label}=device function minus", "returns int64", "must return a bool"],
           fix="return a comparison", line=f"{label}=minus")
 
@@ -204,7 +187,7 @@ def test_a_block_that_is_no_shape_at_the_launch(compiler):
 
 
 def test_a_kernel_without_coop_keeps_the_compilers_launch():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     from cuda.coop.backends._launch_checks import check_launch_block
 
@@ -220,7 +203,7 @@ def test_a_kernel_without_coop_keeps_the_compilers_launch():
 def test_user_shared_arrays_over_the_static_limit_next_to_scratch():
     # 52000 bytes of the user's own static arrays: above 48 KiB on their own.  cuda-coop moves
     # its scratch to dynamic shared memory above 48 KiB, but cannot move the user's arrays.
-    exc, module = compile_error("""
+    info, module = compile_error("""
         buf = cuda.shared.array(13000, dtype=np.int32)
         t = cuda.threadIdx.x
         buf[t * 97] = src[t]
@@ -230,7 +213,7 @@ def test_user_shared_arrays_over_the_static_limit_next_to_scratch():
         coop.store(coop.this_block(), dst, items)
         dst[t] += buf[(t * 89) % 13000]
     """)
-    check(exc, module, coop.SharedMemoryLimitError,
+    check(info, module, coop.SharedMemoryLimitError,
           names=["cuda.shared.array arrays need 52000 bytes", "49152-byte static limit", "dynamic shared memory"],
           fix="make the shared arrays smaller", line='algorithm="transpose"')
 
@@ -238,11 +221,11 @@ def test_user_shared_arrays_over_the_static_limit_next_to_scratch():
 # -- 6. TempStorage made outside the kernel, constants of the wrong type ---------------------
 
 def test_module_global_temp_storage():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=SCRATCH)
-    """, prelude="SCRATCH = coop.TempStorage()\n")
-    check(exc, module, coop.TempStorageError, names=["temp_storage=SCRATCH", "outside the kernel"],
+    """, module_code="SCRATCH = coop.TempStorage()\n")
+    check(info, module, coop.TempStorageError, names=["temp_storage=SCRATCH", "outside the kernel"],
           fix="construct it inside the kernel", line="temp_storage=SCRATCH")
 
 
@@ -251,23 +234,23 @@ def test_module_global_temp_storage():
     ("auto_sync='yes'", ["auto_sync='yes'"], "pass auto_sync=True or auto_sync=False"),
 ], ids=["float_size", "string_auto_sync"])
 def test_temp_storage_constant_of_the_wrong_type(args, names, fix):
-    exc, module = compile_error(f"""
+    info, module = compile_error(f"""
         scratch = coop.TempStorage({args})
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=scratch)
     """)
-    check(exc, module, coop.InvalidArgumentTypeError, names=names, fix=fix,
+    check(info, module, coop.InvalidArgumentTypeError, names=names, fix=fix,
           line=f"coop.TempStorage({args})")
 
 
 # -- 7. controls: positional, wrong selector types, not-applicable flags ---------------------
 
 def test_algorithm_passed_positionally():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, "transpose")
     """)
-    check(exc, module, coop.InvalidArgumentTypeError, names=["'transpose'", "keyword-only"],
+    check(info, module, coop.InvalidArgumentTypeError, names=["'transpose'", "keyword-only"],
           fix="e.g. algorithm='transpose'", line='items, "transpose")')
 
 
@@ -276,16 +259,16 @@ def test_algorithm_passed_positionally():
     ("Algo.TRANSPOSE", "algorithm=<Algo enum member>"),
 ], ids=["int", "enum_member"])
 def test_selector_of_the_wrong_type(selector, shown):
-    exc, module = compile_error(f"""
+    info, module = compile_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm={selector})
-    """, prelude="import enum\nclass Algo(enum.Enum):\n    TRANSPOSE = 'transpose'\n")
-    check(exc, module, coop.InvalidAlgorithmError, names=[shown, "must be a string"],
+    """, module_code="import enum\nclass Algo(enum.Enum):\n    TRANSPOSE = 'transpose'\n")
+    check(info, module, coop.InvalidAlgorithmError, names=[shown, "must be a string"],
           fix="choose 'direct'", line=f"algorithm={selector}")
 
 
 def test_valid_flags_on_an_unflagged_exchange():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         items = coop.ThreadData(4)
         flags = coop.ThreadData(4, dtype=np.int32)
         coop.load(coop.this_block(), src, items)
@@ -293,13 +276,13 @@ def test_valid_flags_on_an_unflagged_exchange():
         out = coop.exchange(coop.this_block(), items, mode="blocked_to_striped", valid_flags=flags)
         coop.store(coop.this_block(), dst, out)
     """)
-    check(exc, module, coop.ConflictingArgumentsError,
+    check(info, module, coop.ConflictingArgumentsError,
           names=["valid_flags=ThreadData(4, int32)", "mode='scatter_to_striped_flagged'"],
           fix="remove it or choose that mode", line="valid_flags=flags")
 
 
 def test_difference_op_minus_is_the_default_subtraction():
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin
 
     module = kernel_module("""
         items = coop.ThreadData(4)
@@ -307,7 +290,7 @@ def test_difference_op_minus_is_the_default_subtraction():
         out = coop.adjacent_difference(coop.this_block(), items, difference_op="-")
         coop.store(coop.this_block(), dst, out)
     """)
-    assert compile_cubin(module.kernel, _int32_args(), cc=(9, 0), block=128).cubin
+    assert compile_cubin(module.kernel, default_argtypes(), cc=(9, 0), block=128).cubin
 
 
 # -- 8. group_by errors carry the kernel line, once ------------------------------------------
@@ -317,39 +300,39 @@ def test_difference_op_minus_is_the_default_subtraction():
     ("coop.this_warp().group_by(3)", ["width=3"], "use one of 1, 2, 4, 8, 16, 32"),
 ], ids=["block_warps", "warp_width"])
 def test_group_by_error_points_at_the_kernel_line(group, names, fix):
-    exc, module = compile_error(f"""
+    info, module = compile_error(f"""
         group = {group}
         dst[0] = 1
     """)
-    check(exc, module, coop.InvalidGroupWidthError, names=names, fix=fix, line=group)
+    check(info, module, coop.InvalidGroupWidthError, names=names, fix=fix, line=group)
 
 
 # -- 9. backlog ------------------------------------------------------------------------------
 
 def test_alignas_conflicts_with_alignment():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         items = coop.ThreadData(4, alignment=16, alignas=32)
         coop.load(coop.this_block(), src, items)
     """)
-    check(exc, module, coop.ConflictingArgumentsError, names=["alignment=16", "alignas=32"],
+    check(info, module, coop.ConflictingArgumentsError, names=["alignment=16", "alignas=32"],
           fix="pass only one of them", line="alignas=32")
 
 
 def test_group_by_exhaustive_not_constant():
-    types = _types()
-    exc, module = compile_error("""
+    types = kernel_types()
+    info, module = compile_error("""
         group = coop.this_warp().group_by(8, exhaustive=n > 2)
         dst[0] = 1
     """, argtypes=(types.int32[::1], types.int32[::1], types.int64))
-    check(exc, module, coop.NonConstantArgumentError, names=["exhaustive=bool", "compile time"],
+    check(info, module, coop.NonConstantArgumentError, names=["exhaustive=bool", "compile time"],
           fix="pass exhaustive=True or exhaustive=False", line="exhaustive=n > 2")
 
 
 def test_rank_as_with_a_float_dtype():
-    exc, module = compile_error("""
+    info, module = compile_error("""
         dst[0] = coop.this_block().rank_as(np.float32)
     """)
-    check(exc, module, coop.InvalidArgumentTypeError, names=["rank_as()", "dtype=float32"],
+    check(info, module, coop.InvalidArgumentTypeError, names=["rank_as()", "dtype=float32"],
           fix="pass an integer dtype", line="rank_as(np.float32)")
 
 
@@ -360,9 +343,9 @@ def test_rank_as_with_a_float_dtype():
     ("algorithm='raking'", coop.UnsupportedAlgorithmForGroupError),
 ], ids=["valid_items", "algorithm"])
 def test_reduce_control_that_the_group_does_not_take(group, control, cls):
-    exc, module = compile_error(f"""
+    info, module = compile_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
         dst[0] = coop.sum({group}, items, {control})
     """)
-    check(exc, module, cls, names=[control, f"group={group}"], fix="remove it", line=control)
+    check(info, module, cls, names=[control, f"group={group}"], fix="remove it", line=control)

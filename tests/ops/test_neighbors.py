@@ -130,7 +130,7 @@ def _values(rng, dtype, n):
 
 
 def run_neighbors(dtype, ipt, block=(128, 1, 1), seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     block_threads = int(np.prod(block))

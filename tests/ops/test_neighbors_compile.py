@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import pytest
 
+from ..compiler import SEPARATE_SCRATCH
+
 from .test_neighbors import DTYPES, ITEMS, neighbors_kernel
 from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def _argtypes(dtype, ipt):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     t = getattr(types, dtype)
     return (t[::1], t[::1], types.int64[::1], t[:, ::1], types.int32[:, ::1], ipt)
@@ -29,6 +33,7 @@ def _argtypes(dtype, ipt):
 GPU_KERNELS = [(d, ITEMS[i % len(ITEMS)]) for i, d in enumerate(DTYPES)]
 
 
+@pytest.mark.xfail_on("numba-cuda", "AssertionError", SEPARATE_SCRATCH)
 @pytest.mark.parametrize("dtype,ipt", GPU_KERNELS, ids=[f"{d}-ipt{i}" for d, i in GPU_KERNELS])
 def test_gpu_test_kernels_compile(dtype, ipt, nvdisasm):
     import numpy as np

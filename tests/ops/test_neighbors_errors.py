@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 import cuda.coop as coop
 
-from .test_exchange_errors import assert_at_line, compile_error
+from .. import error_harness
+from ..error_harness import PAYLOAD_PRELUDE, assert_at_user_line
+
+# The kernels start from two int32 payloads, a and r; n is a run-time integer.
+compile_error = partial(error_harness.compile_error, prelude=PAYLOAD_PRELUDE, n="int64")
+
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 CALLBACKS = """
 import operator
@@ -42,7 +51,7 @@ def check(info, cls, call, *parts):
 def test_block_only(call):
     info, module = error(f"d = coop.{call}(coop.this_warp(), a)\n")
     check(info, coop.InvalidGroupError, call, "group=coop.this_warp()", "coop.this_block()")
-    assert_at_line(info, module, f"coop.{call}(")
+    assert_at_user_line(info, module, f"coop.{call}(")
 
 
 @pytest.mark.parametrize("call", ["adjacent_difference", "discontinuity"])
@@ -54,7 +63,7 @@ def test_values_must_be_a_payload(call):
 def test_unknown_direction():
     info, module = error('d = coop.adjacent_difference(coop.this_block(), a, direction="up")\n')
     check(info, coop.InvalidAlgorithmError, "adjacent_difference", "direction='up'", "'left' or 'right'")
-    assert_at_line(info, module, 'direction="up"')
+    assert_at_user_line(info, module, 'direction="up"')
 
 
 def test_unknown_discontinuity_mode():
@@ -66,7 +75,7 @@ def test_successor_with_left_difference():
     info, module = error('d = coop.adjacent_difference(coop.this_block(), a, tile_successor_item=a[0])\n')
     check(info, coop.ConflictingArgumentsError, "adjacent_difference", "tile_successor_item=",
           "direction='right'")
-    assert_at_line(info, module, "tile_successor_item")
+    assert_at_user_line(info, module, "tile_successor_item")
 
 
 def test_predecessor_with_right_difference():
@@ -90,7 +99,7 @@ def test_neighbour_item_dtype_must_match():
     info, module = error('d = coop.adjacent_difference(coop.this_block(), a, tile_predecessor_item=n)\n')
     check(info, coop.DtypeMismatchError, "adjacent_difference", "tile_predecessor_item has dtype int64",
           "values has dtype int32", "np.int32(value)")
-    assert_at_line(info, module, "tile_predecessor_item=n")
+    assert_at_user_line(info, module, "tile_predecessor_item=n")
 
 
 def test_float_literal_neighbour_for_integer_values():
@@ -131,22 +140,22 @@ def test_plain_python_function_compiles_as_a_device_function():
     info, module = error("d = coop.adjacent_difference(coop.this_block(), a, difference_op=ns.host_function)\n")
     assert isinstance(info.value, coop.NotADeviceFunctionError), info.value
     assert "host_function" in str(info.value) and "@cuda.jit(device=True)" in str(info.value)
-    assert_at_line(info, module, "difference_op=ns.host_function")
+    assert_at_user_line(info, module, "difference_op=ns.host_function")
 
 
 def test_device_function_with_the_wrong_signature():
     info, module = error("d = coop.discontinuity(coop.this_block(), a, flag_op=three_args)\n")
     check(info, coop.InvalidArgumentTypeError, "discontinuity", "flag_op=device function three_args",
           "int32(int32, int32)")
-    assert_at_line(info, module, "flag_op=three_args")
+    assert_at_user_line(info, module, "flag_op=three_args")
 
 
 def test_discontinuity_returns_a_pair_only_for_heads_and_tails():
     # Unpacking a single flags payload is a Numba typing error, not ours; the pair
     # form must type.  This checks the pair form compiles into two results.
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin
 
     from ..kernelgen import module_from_source
 

@@ -52,7 +52,7 @@ SPREADS = ("small", "full", "few")
 
 
 def launch(kernel, nblocks, block, *args):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     kernel[nblocks, block](*args)
     cuda.synchronize()

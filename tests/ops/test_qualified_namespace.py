@@ -9,7 +9,9 @@ from cuda import coop
 
 from ..kernelgen import module_from_source
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 @pytest.mark.unit
@@ -31,9 +33,9 @@ def test_thread_data_items_exist_only_in_a_kernel():
 
 @pytest.mark.unit
 def test_memory_namespaces_are_the_compilers():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
-    import cuda.coop.numba_mlir as qualified
+    from ..compiler import qualified
 
     assert qualified.local is cuda.local and qualified.shared is cuda.shared
     assert {"local", "shared", "ThreadDataLike", "TempStorageLike"} <= set(qualified.__all__)
@@ -42,10 +44,10 @@ def test_memory_namespaces_are_the_compilers():
 @pytest.mark.compile
 def test_kernel_written_against_the_qualified_module_alone():
     """local.array payloads (with alignment) and a shared.array, all through one import."""
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin, types
 
     module = module_from_source("""
-import cuda.coop.numba_mlir as ncoop
+from tests.compiler import qualified as ncoop
 
 @cuda.jit
 def kernel(src, dst):
@@ -114,7 +116,7 @@ def test_the_qualified_namespaces_export_nvidias_algorithm_enums():
     assert names <= set(enums.__all__)
     assert int(enums.BlockScanAlgorithm.WARP_SCANS) == 2 and int(enums.BlockHistogramAlgorithm.ATOMIC) == 1
     assert str(enums.BlockLoadAlgorithm.WARP_TRANSPOSE) == "::cub::BLOCK_LOAD_WARP_TRANSPOSE"
-    import cuda.coop.numba_mlir as qualified
+    from ..compiler import qualified
 
     assert names <= set(qualified.__all__)
     assert qualified.BlockScanAlgorithm is enums.BlockScanAlgorithm
@@ -149,7 +151,7 @@ def test_enum_members_and_the_prefix_alias_on_the_device(compiler):
 
 @pytest.mark.compile
 def test_prefix_op_and_its_alias_together_are_refused():
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin, types
 
     module = module_from_source("""
 @cuda.jit(device=True)
@@ -164,7 +166,7 @@ def kernel(src, dst):
     dst[cuda.threadIdx.x] = out
 """)
     with pytest.raises(coop.ConflictingArgumentsError, match="block_prefix_callback_op= and prefix_op="):
-        compile_cubin(module.kernel, (nb.types.int32[::1],) * 2, cc=(9, 0), block=64)
+        compile_cubin(module.kernel, (types.int32[::1],) * 2, cc=(9, 0), block=64)
 
 
 # ---- the qualified storage constructors in kernels (NVIDIA's test_storage_foundation and
@@ -214,7 +216,7 @@ def test_qualified_storage_constructors_on_the_device(compiler):
 
 @pytest.mark.compile
 def test_indexing_a_storage_needs_its_size():
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin, types
 
     module = module_from_source("""
 @cuda.jit
@@ -224,5 +226,5 @@ def kernel(out):
     out[0] = scratch[0]
 """)
     with pytest.raises(coop.TempStorageError, match=r"indexed as bytes.*size_in_bytes") as info:
-        compile_cubin(module.kernel, (nb.types.int32[::1],), cc=(9, 0), block=32)
+        compile_cubin(module.kernel, (types.int32[::1],), cc=(9, 0), block=32)
     assert "scratch[0] = 1" in str(info.value) or "line" in str(info.value)

@@ -6,11 +6,13 @@ import pytest
 
 import cuda.coop as coop
 
-from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error, kernel_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 SETUP = """
         keys = coop.ThreadData(4, dtype=np.uint32)
@@ -24,7 +26,7 @@ SETUP = """
 
 
 def fails(body, **kw):
-    return compile_body(SETUP + body, **kw)
+    return compile_error(SETUP + body, **kw)
 
 
 def test_radix_sort_is_a_block_operation():
@@ -33,7 +35,7 @@ def test_radix_sort_is_a_block_operation():
     """)
     assert isinstance(info.value, coop.InvalidGroupError)
     assert "coop.this_warp()" in str(info.value) and "coop.this_block()" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.radix_sort_keys(")
+    assert_at_user_line(info, module, "coop.radix_sort_keys(")
 
 
 @pytest.mark.parametrize("control", ["begin_bit=33", "end_bit=-1"])
@@ -44,7 +46,7 @@ def test_static_bit_outside_the_key(control):
     assert isinstance(info.value, coop.InvalidArgumentValueError)
     msg = str(info.value)
     assert control in msg and "[0, 32]" in msg
-    assert_points_at_user_line(info, module, control)
+    assert_at_user_line(info, module, control)
 
 
 def test_static_empty_bit_range():
@@ -89,17 +91,17 @@ def test_pairs_with_another_item_count():
 
 
 def test_rank_end_bit_must_be_static():
-    types = _types()
+    types = kernel_types()
     info, module = fails("""
         r = coop.radix_rank(coop.this_block(), keys, end_bit=n)
     """, argtypes=(types.uint32[::1], types.int32[::1], types.int32))
     assert isinstance(info.value, coop.NonConstantArgumentError)
     assert "end_bit" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.radix_rank(")
+    assert_at_user_line(info, module, "coop.radix_rank(")
 
 
 def test_rank_end_bit_with_runtime_begin_bit():
-    types = _types()
+    types = kernel_types()
     info, _ = fails("""
         r = coop.radix_rank(coop.this_block(), keys, begin_bit=n, end_bit=4)
     """, argtypes=(types.uint32[::1], types.int32[::1], types.int32))
@@ -140,7 +142,7 @@ def test_digit_prefix_items_must_match_the_digits():
     msg = str(info.value)
     assert "3 items per thread" in msg and "64 digits over 128 threads need 1" in msg
     assert "coop.ThreadData(1, dtype=np.int32)" in msg
-    assert_points_at_user_line(info, module, "coop.radix_rank(")
+    assert_at_user_line(info, module, "coop.radix_rank(")
 
 
 def test_digit_prefix_must_be_int32():
@@ -165,7 +167,7 @@ def test_oob_default_needs_valid_items():
     """)
     assert isinstance(info.value, coop.ConflictingArgumentsError)
     assert "oob_default" in str(info.value) and "valid_items" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.radix_sort_keys(")
+    assert_at_user_line(info, module, "coop.radix_sort_keys(")
 
 
 def test_oob_default_of_another_dtype():

@@ -256,7 +256,7 @@ def valid_items_per_block(rng, ipt, block_threads):
 
 
 def run_reduce(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     cases = reduce_cases(dtype) if cases is None else cases
@@ -289,7 +289,7 @@ def run_reduce(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
 
 
 def run_batched(dtype, batches, seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     nblocks = 2
@@ -378,7 +378,7 @@ def kernel(src, sums, moved):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int32, np.float32])
 def test_plain_python_operators(dtype):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     blocks = 3
     rng = np.random.default_rng(11)
@@ -397,7 +397,7 @@ def test_partial_warp_lanes_that_skip_the_call_may_run_ahead(width):
     """A partial logical warp's scratch is its own: lanes width..31, which skip the call, run
     into the next warp-wide call while the members still reduce, and neither call sees the
     other's data (three rounds, three warps per block, two blocks)."""
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     threads, blocks = 96, 2
     n = threads * blocks

@@ -18,7 +18,9 @@ from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 GROUPS = {"block": group_expr("block", None), "warp": group_expr("warp", 32), "logical8": group_expr("warp", 8)}

@@ -7,11 +7,13 @@ import pytest
 import cuda.coop as coop
 
 from ..kernelgen import module_from_source
-from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error, kernel_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 PRELUDE = """
 items = coop.ThreadData(4, dtype=np.int32)
@@ -25,22 +27,22 @@ def body(text: str) -> str:
 
 
 def float_args():
-    types = _types()
+    types = kernel_types()
     return (types.float32[::1], types.float32[::1], 4)
 
 
 def test_bitwise_operator_on_floats():
-    info, module = compile_body("""
+    info, module = compile_error("""
         x = coop.reduce(coop.this_block(), src[0], binary_op="&")
     """, argtypes=float_args())
     assert isinstance(info.value, coop.UnsupportedDtypeError)
     msg = str(info.value)
     assert "coop.reduce(): binary_op='&'" in msg and "integer" in msg and "float32" in msg
-    assert_points_at_user_line(info, module, 'binary_op="&"')
+    assert_at_user_line(info, module, 'binary_op="&"')
 
 
 def test_python_bitwise_operator_on_floats():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         x = coop.reduce(coop.this_warp(), src[0], binary_op=np.bitwise_xor)
     """, argtypes=float_args())
     assert isinstance(info.value, coop.UnsupportedDtypeError)
@@ -48,17 +50,17 @@ def test_python_bitwise_operator_on_floats():
 
 
 def test_unknown_operator_lists_the_valid_ones():
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 x = coop.reduce(coop.this_block(), items, binary_op="average")
 """))
     assert isinstance(info.value, coop.InvalidOperatorError)
     msg = str(info.value)
     assert "binary_op='average'" in msg and "'+'" in msg and "'max'" in msg and "device=True" in msg
-    assert_points_at_user_line(info, module, "average")
+    assert_at_user_line(info, module, "average")
 
 
 def test_unsupported_python_operator():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         x = coop.reduce(coop.this_block(), src[0], binary_op=np.less)
     """)
     assert isinstance(info.value, coop.InvalidOperatorError)
@@ -67,39 +69,39 @@ def test_unsupported_python_operator():
 
 @pytest.mark.parametrize("valid", [0, -2, 129])
 def test_static_valid_items_out_of_range_for_a_warp(valid):
-    info, module = compile_body(f"""
+    info, module = compile_error(f"""
         x = coop.sum(coop.this_warp(), src[0], valid_items={valid})
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
     msg = str(info.value)
     assert f"valid_items={valid}" in msg
     assert ("at least 1" in msg) if valid < 1 else ("tile size 32" in msg)
-    assert_points_at_user_line(info, module, "valid_items=")
+    assert_at_user_line(info, module, "valid_items=")
 
 
 def test_static_valid_items_above_the_block_tile():
     """A block's tile size is known from the launch: checked when the kernel is specialized."""
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 x = coop.sum(coop.this_block(), items, valid_items=600)
 """), block=128)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
     msg = str(info.value)
     assert "valid_items=600" in msg and "512" in msg and "(128, 1, 1)" in msg
-    assert_points_at_user_line(info, module, "valid_items=600")
+    assert_at_user_line(info, module, "valid_items=600")
 
 
 def test_algorithm_for_a_warp_group():
-    info, module = compile_body("""
+    info, module = compile_error("""
         x = coop.sum(coop.this_warp(), src[0], algorithm="raking")
     """)
     assert isinstance(info.value, coop.UnsupportedAlgorithmForGroupError)
     msg = str(info.value)
     assert "algorithm='raking'" in msg and "block groups only" in msg and "coop.this_warp()" in msg
-    assert_points_at_user_line(info, module, 'algorithm="raking"')
+    assert_at_user_line(info, module, 'algorithm="raking"')
 
 
 def test_unknown_block_algorithm():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         x = coop.sum(coop.this_block(), src[0], algorithm="raking_memoize")
     """)
     assert isinstance(info.value, coop.InvalidAlgorithmError)
@@ -108,20 +110,20 @@ def test_unknown_block_algorithm():
 
 
 def test_kernel_is_not_a_device_function():
-    info, module = compile_body("""
+    info, module = compile_error("""
         x = coop.reduce(coop.this_block(), src[0], binary_op=other_kernel)
     """, params="src, dst, n")
     assert isinstance(info.value, coop.NotADeviceFunctionError)
     msg = str(info.value)
     assert "binary_op=kernel other_kernel is not a device function" in msg and "device=True" in msg
-    assert_points_at_user_line(info, module, "binary_op=other_kernel")
+    assert_at_user_line(info, module, "binary_op=other_kernel")
 
 
 def test_plain_python_function_becomes_a_device_function():
     """NVIDIA's examples pass undecorated operators; they compile as device functions."""
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin
 
-    types = _types()
+    types = kernel_types()
     module = module_from_source("""
 @cuda.jit
 def kernel(src, dst, n):
@@ -133,18 +135,18 @@ def kernel(src, dst, n):
 
 
 def test_plain_function_through_an_attribute_is_named():
-    info, module = compile_body("""
+    info, module = compile_error("""
         x = coop.reduce(coop.this_block(), src[0], binary_op=operators_module.plain_function)
     """)
     assert isinstance(info.value, coop.NotADeviceFunctionError)
     msg = str(info.value)
     assert "binary_op=plain_function, a plain Python function reached through an attribute" in msg
     assert "@cuda.jit(device=True)" in msg
-    assert_points_at_user_line(info, module, "binary_op=operators_module.plain_function")
+    assert_at_user_line(info, module, "binary_op=operators_module.plain_function")
 
 
 def test_builtin_that_is_not_an_operator():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         x = coop.reduce(coop.this_block(), src[0], binary_op=math.hypot)
     """)
     assert isinstance(info.value, coop.NotADeviceFunctionError)
@@ -152,54 +154,54 @@ def test_builtin_that_is_not_an_operator():
 
 
 def test_device_function_with_the_wrong_signature():
-    info, module = compile_body("""
+    info, module = compile_error("""
         x = coop.reduce(coop.this_warp(), src[0], binary_op=takes_an_array)
     """)
     assert isinstance(info.value, coop.InvalidArgumentTypeError)
     msg = str(info.value)
     assert "binary_op=device function takes_an_array does not compile" in msg and "int32(int32, int32)" in msg
-    assert_points_at_user_line(info, module, "binary_op=takes_an_array")
+    assert_at_user_line(info, module, "binary_op=takes_an_array")
 
 
 def test_temp_storage_on_a_warp_reduction():
-    info, module = compile_body("""
+    info, module = compile_error("""
         ts = coop.TempStorage()
         x = coop.sum(coop.this_warp(), src[0], temp_storage=ts)
     """)
     assert isinstance(info.value, coop.TempStorageError)
     msg = str(info.value)
     assert "temp_storage=" in msg and "coop.this_warp()" in msg
-    assert_points_at_user_line(info, module, "temp_storage=ts")
+    assert_at_user_line(info, module, "temp_storage=ts")
 
 
 def test_broadcast_must_be_a_constant():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         x = coop.sum(coop.this_block(), src[0], broadcast=n > 2)
-    """, params="src, dst, n", argtypes=(_types().int32[::1], _types().int32[::1], _types().int64))
+    """, params="src, dst, n", argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
     assert isinstance(info.value, coop.NonConstantArgumentError)
     assert "broadcast=" in str(info.value)
 
 
 def test_warp_reduction_needs_whole_warps():
-    info, module = compile_body("""
+    info, module = compile_error("""
         x = coop.sum(coop.this_warp().group_by(8), src[0])
     """, block=40)
     assert isinstance(info.value, coop.UnsupportedBlockShapeError)
     assert "multiple of 32" in str(info.value) and "40" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.sum(")
+    assert_at_user_line(info, module, "coop.sum(")
 
 
 def test_reduce_batched_on_a_block():
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 r = coop.reduce_batched(coop.this_block(), items, binary_op="+")
 """))
     assert isinstance(info.value, coop.InvalidGroupError)
     assert "coop.this_block()" in str(info.value) and "coop.this_warp()" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.reduce_batched(")
+    assert_at_user_line(info, module, "coop.reduce_batched(")
 
 
 def test_reduce_batched_of_a_scalar():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         r = coop.reduce_batched(coop.this_warp(), src[0], binary_op="+")
     """)
     assert isinstance(info.value, coop.InvalidArgumentTypeError)
@@ -207,7 +209,7 @@ def test_reduce_batched_of_a_scalar():
 
 
 def test_reduce_batched_layout():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 r = coop.reduce_batched(coop.this_warp(), items, binary_op="+", output_layout="warp_striped")
 """))
     assert isinstance(info.value, coop.InvalidAlgorithmError)

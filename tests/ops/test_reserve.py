@@ -90,7 +90,7 @@ def neighbours_kernel(sharing, dtype):
 
 
 def run_neighbours(kernel, dtype, sharing, rng):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     src = rng.integers(-1000, 1000, size=BLOCKS * BLOCK * ITEMS).astype(np.int32)
     vals = rng.integers(-10**6, 10**6, size=BLOCKS * BLOCK).astype(np.int32)
@@ -171,7 +171,7 @@ def loop_kernel():
 def test_reservation_in_a_loop_helper_and_device_function():
     """A reserve() call site in a loop returns the same array each round; a reservation made
     in an inlined helper and one passed to a device function behave as shared arrays."""
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(5)
     rounds = 3
@@ -221,7 +221,7 @@ def alias_kernel():
 
 @pytest.mark.gpu
 def test_shared_reservations_are_disjoint_and_survive_the_sum():
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(17)
     rounds = 3

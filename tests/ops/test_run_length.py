@@ -91,7 +91,7 @@ def kernel(values, lengths, woff, doff, win, rel_out, win0, full, dst, dst2, dst
 
 
 def kernel_argtypes(vdt: str, ldt: str):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     v, l = getattr(types, vdt), getattr(types, ldt)
     return (v[::1], l[::1], types.int64[::1], types.int64[::1], v[:, ::1], types.int64[:, ::1], v[:, ::1],
@@ -123,7 +123,7 @@ def make_runs(rng, vdt: str, ldt: str, threads: int, runs: int):
 
 
 def run_rld(vdt, ldt, runs, decoded, rel, block=(THREADS, 1, 1), seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     threads = int(np.prod(block))
@@ -212,7 +212,7 @@ def kernel(values, lengths, woff, win, rel_out, tot_out, dst, into_rel, into_tot
 @pytest.mark.gpu
 @pytest.mark.parametrize("odt", ["uint32", "uint64"])
 def test_total_decoded_size_and_decoded_offset_dtype(odt):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(7)
     values, lengths = make_runs(rng, "int32", "int32", THREADS, 2)
@@ -277,7 +277,7 @@ def test_window_offset_total_and_relative_offsets_in_the_lengths_dtype(ldt):
     """Signed totals/relative offsets (-1 past the total) and a window offset of the lengths' dtype,
     uint64 included: block 0 has ordinary runs, block 1 one run of the dtype's maximum length
     (a window at its very end), and for uint64 offsets near 2**64 that must not wrap around."""
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     ld = np.dtype(ldt)
     lmax = int(np.iinfo(ld).max)

@@ -14,7 +14,9 @@ from .cubin_checks import compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def _no_calls(kb):
@@ -95,7 +97,7 @@ def test_offsets_are_32_bit_only_when_no_total_can_overflow():
 
 def test_into_vectorizes_whole_windows():
     """A float32 destination gets 128-bit stores for whole aligned windows."""
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     from ..kernelgen import module_from_source
 

@@ -6,11 +6,13 @@ import pytest
 
 import cuda.coop as coop
 
-from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error, kernel_types
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 RUNS = """
         v = coop.ThreadData(2, dtype=np.float32)
@@ -24,15 +26,15 @@ INTO = "coop.run_length_decode_into()"
 
 
 def _fails(body, snippet, cls, call, *parts, **kw):
-    types = _types()
+    types = kernel_types()
     kw.setdefault("argtypes", (types.int32[::1], types.float32[::1], 4))  # src: lengths, dst: values
-    info, module = compile_body(RUNS + body, **kw)
+    info, module = compile_error(RUNS + body, **kw)
     assert isinstance(info.value, cls), repr(info.value)
     msg = str(info.value)
     assert call in msg or cls is coop.SharedMemoryLimitError, msg
     for part in parts:
         assert part in msg, (part, msg)
-    assert_points_at_user_line(info, module, snippet)
+    assert_at_user_line(info, module, snippet)
     return msg
 
 
@@ -71,7 +73,7 @@ def test_decoded_items_per_thread_is_required_for_a_window():
 
 
 def test_decoded_items_per_thread_must_be_known_at_compile_time():
-    types = _types()
+    types = kernel_types()
     _fails("""
         r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=n)
     """, "decoded_items_per_thread=n", coop.NonConstantArgumentError, WINDOW, "compile time",
@@ -147,7 +149,7 @@ def test_total_decoded_size_is_one_wide_integer_item(decl, cls, part):
 
 
 def test_into_relative_offsets_must_have_the_decoded_offset_dtype():
-    types = _types()
+    types = kernel_types()
     _fails("""
         t = coop.run_length_decode_into(coop.this_block(), v, l, dst, relative_offsets=src,
                                         decoded_offset_dtype=np.uint64)
@@ -156,7 +158,7 @@ def test_into_relative_offsets_must_have_the_decoded_offset_dtype():
 
 
 def test_return_total_must_be_a_constant():
-    types = _types()
+    types = kernel_types()
     _fails("""
         r = coop.run_length_decode(coop.this_block(), v, l, decoded_items_per_thread=2, return_total=n > 0)
     """, "return_total=", coop.NonConstantArgumentError, WINDOW, "return_total=", "True or False",
@@ -171,7 +173,7 @@ def test_destination_dtype_must_match_the_values():
 
 
 def test_destination_must_be_one_dimensional():
-    types = _types()
+    types = kernel_types()
     _fails("""
         t = coop.run_length_decode_into(coop.this_block(), v, l, dst)
     """, "coop.run_length_decode_into(", coop.InvalidArgumentTypeError, INTO, "2 dimensions",
@@ -185,7 +187,7 @@ def test_float_destination_offset():
 
 
 def test_run_table_beyond_shared_memory():
-    types = _types()
+    types = kernel_types()
     _fails("""
         v16 = coop.ThreadData(16, dtype=np.float64)
         l16 = coop.ThreadData(16, dtype=np.int64)

@@ -221,7 +221,7 @@ def valid_items_per_block(rng, ipt):
 
 
 def run_scan(dtype, ipt, *, block=(BLOCK, 1, 1), cases=None, seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     cases = scan_cases(dtype) if cases is None else cases
@@ -321,7 +321,7 @@ def temp_storage_kernel():
 @pytest.mark.gpu
 def test_temp_storage_shared_exclusive_and_manual_sync_in_a_loop():
     """Reductions and scans reuse explicit storage across loop iterations correctly."""
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(11)
     blocks, tiles = 3, 4
@@ -361,7 +361,7 @@ def test_running_scan_example(n):
 
 
 FUNCTOR_SOURCE = """
-import cuda.coop.numba_mlir as numba_coop
+from tests.compiler import qualified as numba_coop
 
 
 class RunningTotal:
@@ -393,7 +393,7 @@ def kernel(values, out, n):
 @pytest.mark.parametrize("n", [5, 512, 3001])
 def test_functor_class_prefix_with_a_wider_state(n):
     """A class-form StatefulFunction (int64 state, int32 scan) carries a running total over tiles."""
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(n)
     values = rng.integers(-50, 50, n, dtype=np.int32)

@@ -7,12 +7,14 @@ import pytest
 
 import cuda.coop as coop
 
-from .test_load_store_errors import _types, assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error, kernel_types
 from .test_reduce_errors import HELPERS, body, float_args
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 SCAN_HELPERS = HELPERS + """
 @cuda.jit(device=True)
@@ -21,7 +23,7 @@ def running(state, block_aggregate):
     state[0] = old + block_aggregate
     return old
 
-import cuda.coop.numba_mlir as _qualified
+from tests.compiler import qualified as _qualified
 RUNNING64 = _qualified.StatefulFunction(running, np.int64)
 """
 
@@ -34,17 +36,17 @@ def _helpers(monkeypatch):
 
 
 def test_non_sum_exclusive_scan_needs_an_initial_value():
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 r = coop.exclusive_scan(coop.this_block(), items, scan_op="max")
 """))
     assert isinstance(info.value, coop.MissingArgumentError)
     msg = str(info.value)
     assert "coop.exclusive_scan()" in msg and "scan_op='max'" in msg and "initial_value=" in msg
-    assert_points_at_user_line(info, module, 'scan_op="max"')
+    assert_at_user_line(info, module, 'scan_op="max"')
 
 
 def test_generic_scan_defaults_to_exclusive_and_needs_an_initial_value_too():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         r = coop.scan(coop.this_warp(), src[0], scan_op=np.minimum)
     """)
     assert isinstance(info.value, coop.MissingArgumentError)
@@ -52,17 +54,17 @@ def test_generic_scan_defaults_to_exclusive_and_needs_an_initial_value_too():
 
 
 def test_initial_value_on_an_inclusive_scan():
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 r = coop.scan(coop.this_block(), items, mode="inclusive", scan_op="max", initial_value=0)
 """))
     assert isinstance(info.value, coop.ConflictingArgumentsError)
     msg = str(info.value)
     assert "initial_value is not accepted by an inclusive scan" in msg and "exclusive" in msg
-    assert_points_at_user_line(info, module, 'mode="inclusive"')
+    assert_at_user_line(info, module, 'mode="inclusive"')
 
 
 def test_inclusive_scan_has_no_initial_value_keyword():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 r = coop.inclusive_scan(coop.this_block(), items, initial_value=0)
 """))
     assert isinstance(info.value, coop.InvalidArgumentTypeError)
@@ -70,26 +72,26 @@ r = coop.inclusive_scan(coop.this_block(), items, initial_value=0)
 
 
 def test_bitwise_scan_on_floats():
-    info, module = compile_body("""
+    info, module = compile_error("""
         r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op="^")
     """, argtypes=float_args())
     assert isinstance(info.value, coop.UnsupportedDtypeError)
     assert "scan_op='^'" in str(info.value) and "float32" in str(info.value)
-    assert_points_at_user_line(info, module, 'scan_op="^"')
+    assert_at_user_line(info, module, 'scan_op="^"')
 
 
 @pytest.mark.parametrize("valid", [0, 33])
 def test_static_valid_items_out_of_range(valid):
-    info, module = compile_body(f"""
+    info, module = compile_error(f"""
         r = coop.inclusive_sum(coop.this_warp(), src[0], valid_items={valid})
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
     assert f"valid_items={valid}" in str(info.value)
-    assert_points_at_user_line(info, module, "valid_items=")
+    assert_at_user_line(info, module, "valid_items=")
 
 
 def test_valid_items_on_a_block_scan():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 r = coop.inclusive_sum(coop.this_block(), items, valid_items=5)
 """))
     assert isinstance(info.value, coop.ConflictingArgumentsError)
@@ -97,17 +99,17 @@ r = coop.inclusive_sum(coop.this_block(), items, valid_items=5)
 
 
 def test_algorithm_for_a_warp_scan():
-    info, module = compile_body("""
+    info, module = compile_error("""
         r = coop.exclusive_sum(coop.this_warp().group_by(4), src[0], algorithm="warp_scans")
     """)
     assert isinstance(info.value, coop.UnsupportedAlgorithmForGroupError)
     msg = str(info.value)
     assert "algorithm='warp_scans'" in msg and "coop.this_warp().group_by(4)" in msg
-    assert_points_at_user_line(info, module, "algorithm=")
+    assert_at_user_line(info, module, "algorithm=")
 
 
 def test_reduce_algorithm_on_a_scan():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 r = coop.inclusive_sum(coop.this_block(), items, algorithm="warp_reductions")
 """))
     assert isinstance(info.value, coop.InvalidAlgorithmError)
@@ -116,16 +118,16 @@ r = coop.inclusive_sum(coop.this_block(), items, algorithm="warp_reductions")
 
 
 def test_plain_function_as_scan_operator_through_an_attribute():
-    info, module = compile_body("""
+    info, module = compile_error("""
         r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op=operators_module.plain_function)
     """)
     assert isinstance(info.value, coop.NotADeviceFunctionError)
     assert "scan_op=plain_function" in str(info.value)
-    assert_points_at_user_line(info, module, "scan_op=operators_module.plain_function")
+    assert_at_user_line(info, module, "scan_op=operators_module.plain_function")
 
 
 def test_prefix_op_must_be_a_device_function():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 r = coop.inclusive_sum(coop.this_block(), items, prefix_op="+")
 """))
     assert isinstance(info.value, coop.NotADeviceFunctionError)
@@ -133,16 +135,16 @@ r = coop.inclusive_sum(coop.this_block(), items, prefix_op="+")
 
 
 def test_prefix_op_on_a_warp_scan():
-    info, module = compile_body("""
+    info, module = compile_error("""
         r = coop.inclusive_sum(coop.this_warp(), src[0], prefix_op=takes_an_array)
     """)
     assert isinstance(info.value, coop.ConflictingArgumentsError)
     assert "prefix_op= applies to block scans" in str(info.value)
-    assert_points_at_user_line(info, module, "prefix_op=")
+    assert_at_user_line(info, module, "prefix_op=")
 
 
 def test_prefix_op_with_initial_value():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)
 r = coop.exclusive_scan(coop.this_block(), items, scan_op="max", initial_value=0, prefix_op=running,
                         prefix_state=state)
@@ -152,7 +154,7 @@ r = coop.exclusive_scan(coop.this_block(), items, scan_op="max", initial_value=0
 
 
 def test_prefix_state_without_prefix_op():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)
 r = coop.exclusive_sum(coop.this_block(), items, prefix_state=state)
 """))
@@ -162,17 +164,17 @@ r = coop.exclusive_sum(coop.this_block(), items, prefix_state=state)
 
 def test_stateful_prefix_without_state_does_not_compile_for_the_signature():
     """A two-argument callback used as a stateless prefix: the signature error names both."""
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 r = coop.exclusive_sum(coop.this_block(), items, prefix_op=running)
 """))
     assert isinstance(info.value, coop.InvalidArgumentTypeError)
     msg = str(info.value)
     assert "prefix_op=device function running does not compile" in msg and "int32(int32)" in msg
-    assert_points_at_user_line(info, module, "prefix_op=running")
+    assert_at_user_line(info, module, "prefix_op=running")
 
 
 def test_aggregate_output_dtype():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 agg = coop.ThreadData(1, dtype=np.int64)
 r = coop.inclusive_sum(coop.this_block(), items, aggregate_output=agg)
 """))
@@ -181,25 +183,25 @@ r = coop.inclusive_sum(coop.this_block(), items, aggregate_output=agg)
 
 
 def test_temp_storage_on_a_warp_scan():
-    info, module = compile_body("""
+    info, module = compile_error("""
         ts = coop.TempStorage()
         r = coop.inclusive_sum(coop.this_warp(), src[0], temp_storage=ts)
     """)
     assert isinstance(info.value, coop.TempStorageError)
     assert "coop.this_warp()" in str(info.value)
-    assert_points_at_user_line(info, module, "temp_storage=ts")
+    assert_at_user_line(info, module, "temp_storage=ts")
 
 
 def test_initial_value_of_another_dtype():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         r = coop.exclusive_scan(coop.this_warp(), src[0], scan_op="max", initial_value=n)
-    """, params="src, dst, n", argtypes=(_types().int32[::1], _types().int32[::1], _types().int64))
+    """, params="src, dst, n", argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
     assert isinstance(info.value, coop.DtypeMismatchError)
     assert "initial_value has dtype int64" in str(info.value)
 
 
 def test_initial_value_literal_out_of_range():
-    info, _ = compile_body("""
+    info, _ = compile_error("""
         r = coop.exclusive_scan(coop.this_warp(), src[0], scan_op="max", initial_value=2**40)
     """)
     assert isinstance(info.value, coop.InvalidArgumentValueError)
@@ -207,17 +209,17 @@ def test_initial_value_literal_out_of_range():
 
 
 def test_stateful_function_needs_its_state():
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 r = coop.exclusive_sum(coop.this_block(), items, prefix_op=RUNNING64)
 """))
     assert isinstance(info.value, coop.MissingArgumentError)
     msg = str(info.value)
     assert "coop.StatefulFunction" in msg and "int64" in msg and "third operand" in msg
-    assert_points_at_user_line(info, module, "prefix_op=RUNNING64")
+    assert_at_user_line(info, module, "prefix_op=RUNNING64")
 
 
 def test_stateful_function_state_of_another_dtype():
-    info, module = compile_body(body("""
+    info, module = compile_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)
 state[0] = 0
 r = coop.inclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64)
@@ -228,7 +230,7 @@ r = coop.inclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64)
 
 
 def test_state_given_twice():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 state = cuda.local.array(1, np.int64)
 state[0] = 0
 r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64, prefix_state=state)
@@ -238,7 +240,7 @@ r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64, pre
 
 
 def test_state_without_prefix_op():
-    info, _ = compile_body(body("""
+    info, _ = compile_error(body("""
 state = coop.ThreadData(1, dtype=np.int64)
 state[0] = 0
 r = coop.exclusive_sum(coop.this_block(), items, state)
@@ -248,7 +250,7 @@ r = coop.exclusive_sum(coop.this_block(), items, state)
 
 
 def test_stateful_function_rejects_a_non_callable():
-    import cuda.coop.numba_mlir as qualified
+    from ..compiler import qualified
 
     with pytest.raises(coop.InvalidArgumentTypeError, match="op=3 is not callable"):
         qualified.StatefulFunction(3, np.int64)
@@ -257,7 +259,7 @@ def test_stateful_function_rejects_a_non_callable():
 
 
 def test_stateful_function_takes_a_functor_class_and_checks_its_call():
-    import cuda.coop.numba_mlir as qualified
+    from ..compiler import qualified
 
     class Carry:
         def __call__(self, block_aggregate):
@@ -293,7 +295,7 @@ def test_stateful_function_takes_a_functor_class_and_checks_its_call():
 ])
 def test_a_width_that_does_not_divide_32_is_for_reductions_only(call):
     """Widths 17..31 (exhaustive=False) are logical warps of reduce and sum only."""
-    info, module = compile_body(f"""
+    info, module = compile_error(f"""
         group = coop.this_warp().group_by(24, exhaustive=False)
         items = coop.ThreadData(4, dtype=np.int32)
         for i in range(4):
@@ -304,4 +306,4 @@ def test_a_width_that_does_not_divide_32_is_for_reductions_only(call):
     # power-of-two widths (InvalidGroupWidthError).
     assert isinstance(info.value, (coop.InvalidGroupWidthError, coop.InvalidGroupError)), type(info.value)
     assert "24" in str(info.value)
-    assert_points_at_user_line(info, module, call.split("(")[0])
+    assert_at_user_line(info, module, call.split("(")[0])

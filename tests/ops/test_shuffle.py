@@ -79,7 +79,7 @@ def _random(rng, dtype, n):
 
 
 def run_shuffle(dtype, ipt, block=(128, 1, 1), seed=0):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(seed)
     bt = int(np.prod(block))

@@ -14,11 +14,13 @@ from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 
 def _argtypes(dtype, ipt):
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     t = getattr(types, dtype)
     return (t[::1], t[::1], types.int64[::1], types.int64[::1], t[:, ::1], t[:, ::1], ipt)
@@ -66,7 +68,7 @@ def kernel(src, dst, d):
 
 def test_unit_shift_uses_one_item_per_thread_of_scratch():
     """distance=1 is CUB's BlockShuffle (BLOCK_THREADS items); other distances stage the tile."""
-    from numba_cuda_mlir.numba_cuda import types
+    from ..compiler import types
 
     args = (types.float32[::1], types.float32[::1], types.int64)
     unit = compile_cubin(_single('coop.shuffle(coop.this_block(), x, mode="up")'), args, cc=(9, 0), block=128)

@@ -206,7 +206,7 @@ def kernel(keys, out_hi, out_lo, out_pos, ks, valid, begins, ends):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["int32", "uint64", "float32", "int16"])
 def test_topk_bit_range(dtype):
-    from numba_cuda_mlir import cuda
+    from ..compiler import cuda
 
     rng = np.random.default_rng(21)
     threads, ipt = 64, 3

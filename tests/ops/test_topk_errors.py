@@ -6,11 +6,13 @@ import pytest
 
 import cuda.coop as coop
 
-from .test_load_store_errors import assert_points_at_user_line, compile_body
+from ..error_harness import assert_at_user_line, compile_error
 
 pytestmark = pytest.mark.compile
 
-nb = pytest.importorskip("numba_cuda_mlir")
+from ..compiler import require  # noqa: E402
+
+require()
 
 SETUP = """
         keys = coop.ThreadData(4, dtype=np.float32)
@@ -22,7 +24,7 @@ SETUP = """
 
 
 def fails(body, **kw):
-    return compile_body(SETUP + body, **kw)
+    return compile_error(SETUP + body, **kw)
 
 
 def test_k_is_required():
@@ -31,7 +33,7 @@ def test_k_is_required():
     """)
     assert isinstance(info.value, coop.MissingArgumentError)
     assert "k is required" in str(info.value) and "k=" in str(info.value)
-    assert_points_at_user_line(info, module, "coop.topk_min_keys(")
+    assert_at_user_line(info, module, "coop.topk_min_keys(")
 
 
 @pytest.mark.parametrize("call", ["coop.topk_min_keys(coop.this_block(), keys, 3, k=3)",
@@ -43,7 +45,7 @@ def test_k_given_twice(call):
     assert isinstance(info.value, coop.ConflictingArgumentsError), info.value
     msg = str(info.value)
     assert "k is given twice" in msg and "k=" in msg and "pass it once" in msg, msg
-    assert_points_at_user_line(info, module, "coop.topk_")
+    assert_at_user_line(info, module, "coop.topk_")
 
 
 def test_too_many_positional_operands():
@@ -70,7 +72,7 @@ def test_static_k_larger_than_the_tile():
     assert isinstance(info.value, coop.InvalidArgumentValueError)
     msg = str(info.value)
     assert "k=600" in msg and "512 keys" in msg and "0 <= k <= 512" in msg
-    assert_points_at_user_line(info, module, "coop.topk_max_keys(")
+    assert_at_user_line(info, module, "coop.topk_max_keys(")
 
 
 def test_k_must_be_an_integer():
@@ -94,7 +96,7 @@ def test_pairs_with_another_item_count():
         k, v = coop.topk_min_pairs(coop.this_block(), keys, other, k=3)
     """)
     assert isinstance(info.value, coop.ExtentMismatchError)
-    assert_points_at_user_line(info, module, "coop.topk_min_pairs(")
+    assert_at_user_line(info, module, "coop.topk_min_pairs(")
 
 
 def test_valid_items_must_be_an_integer():
@@ -112,7 +114,7 @@ def test_unknown_algorithm_lists_both():
     assert isinstance(info.value, coop.InvalidAlgorithmError)
     msg = str(info.value)
     assert "algorithm='bitonic'" in msg and "'radix_sort'" in msg and "'radix_select'" in msg
-    assert_points_at_user_line(info, module, "bitonic")
+    assert_at_user_line(info, module, "bitonic")
 
 
 @pytest.mark.parametrize("bits,cls,parts", [
@@ -127,4 +129,4 @@ def test_bit_range(bits, cls, parts):
     assert isinstance(info.value, cls), info.value
     for part in parts:
         assert part in str(info.value), (part, str(info.value))
-    assert_points_at_user_line(info, module, "coop.topk_max_keys(")
+    assert_at_user_line(info, module, "coop.topk_max_keys(")

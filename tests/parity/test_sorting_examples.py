@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numba_cuda_mlir import cuda, types
+from ..compiler import cuda, types
 
-import cuda.coop.numba_mlir as numba_coop
+from ..compiler import qualified as numba_coop
 from cuda import coop
 
 from ._helpers import poison

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numba_cuda_mlir import cuda, types
+from ..compiler import cuda, types
 
-import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (activates the backend)
+from ..compiler import qualified as numba_coop  # noqa: F401  (activates the backend)
 from cuda import coop
 
 from ._helpers import poison
