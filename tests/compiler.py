@@ -117,7 +117,6 @@ def __getattr__(attribute: str):
 # Why classic numba-cuda differs, for the marks at the tests (docs/choosing_a_compiler.rst).
 SEPARATE_SCRATCH = ("each call's scratch is a region of its own, never overlapped across the kernel, so the "
                     "shared-memory sizes and offsets the test reads from numba-cuda-mlir's plan differ")
-ONE_UNIT_PER_CALL = "one generated C++ unit per call, not one per kernel (the test expects one)"
 HELPER_NOT_INLINED = "cooperative calls in a device function that is not inlined"
 SOURCE_FILES_FOR_MLIR = ("compiles a source file written for numba-cuda-mlir (benchmarks/, examples/, "
                          "tests/examples_src/, tests/parity/)")

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from .build_helpers import _providers
 
 pytestmark = pytest.mark.compile
 
 pytest.importorskip("cuda.bindings")
-
-
-def _providers(algorithms, block=(128, 1, 1)):
-    from cuda.coop.core.cpp import make_provider
-    from cuda.coop.core import spec
-    from cuda.coop.ops.load_store import plan_load
-
-    launch = spec.LaunchFacts(block=block, cc=(9, 0))
-    out = []
-    for algo in algorithms:
-        plan = plan_load(spec.GroupArg("block"), spec.ArrayArg(np.dtype("int32"), 1, True),
-                         spec.PayloadArg(None, 4), algorithm=spec.StringArg(algo))
-        out.append(make_provider(plan, launch))
-    return out
 
 
 def test_one_translation_unit_and_layouts(isolated_cache):

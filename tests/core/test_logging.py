@@ -34,7 +34,7 @@ def test_cache_origin_and_nvrtc_time_are_logged(isolated_cache, caplog):
     from cuda.coop.core.build import build_providers
     from cuda.coop.core.cache import provider_cache
 
-    from .test_build import _providers
+    from .build_helpers import _providers
 
     caplog.set_level(logging.DEBUG, logger="cuda.coop")
     build_providers(_providers(["transpose"]), "sm_90")

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ..compiler import cuda, types
+from ..compiler import cuda
 
-from ..compiler import qualified as coop
+from .complex_payloads_kernels import IPT, THREADS, _neighbours, _shuffle, _warp_load_store, exchange_kernel, load_store_kernel
 
 pytestmark = pytest.mark.gpu
 
-THREADS = 64
-IPT = 2
 TILE = THREADS * IPT
 VALID = TILE - 9  # a partial tile
 POISON = complex(-999.0, 777.0)
@@ -29,29 +27,6 @@ BLOCK_ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpo
 def random_complex(dtype, n, seed=11):
     rng = np.random.default_rng(seed)
     return (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dtype)
-
-
-def numba_complex(dtype):
-    return types.complex64 if np.dtype(dtype) == np.complex64 else types.complex128
-
-
-def load_store_kernel(dtype, algorithm):
-    ty = numba_complex(dtype)
-
-    @cuda.jit
-    def kernel(src, full_out, partial_out, loaded, n):
-        block = coop.this_block()
-        items = coop.ThreadData(IPT, dtype=ty)
-        coop.load(block, src, items, algorithm=algorithm)
-        coop.store(block, full_out, items, algorithm=algorithm)
-        part = coop.ThreadData(IPT, dtype=ty)
-        coop.load(block, src, part, algorithm=algorithm, valid_items=n, oob_default=src[1])
-        coop.store(block, partial_out, part, algorithm=algorithm, valid_items=n)
-        t = cuda.threadIdx.x
-        for i in range(IPT):
-            loaded[t * IPT + i] = part[i]
-
-    return kernel
 
 
 def layout(values, algorithm):
@@ -77,17 +52,6 @@ def test_block_load_store(dtype, algorithm):
     np.testing.assert_array_equal(loaded, layout(padded, algorithm))
 
 
-@cuda.jit
-def _warp_load_store(src, out, loaded, n):
-    warp = coop.this_warp()
-    items = coop.ThreadData(IPT, dtype=types.complex128)
-    coop.load(warp, src, items, algorithm="transpose", valid_items=n, oob_default=src[0], offset=3)
-    coop.store(warp, out, items, algorithm="transpose", valid_items=n, offset=5)
-    t = cuda.threadIdx.x
-    for i in range(IPT):
-        loaded[t * IPT + i] = items[i]
-
-
 def test_warp_load_store_partial_with_offsets():
     values = random_complex("complex128", TILE + 8)
     out = np.full(TILE + 8, POISON, np.complex128)
@@ -106,26 +70,6 @@ def test_warp_load_store_partial_with_offsets():
     np.testing.assert_array_equal(loaded, expected_loaded)
 
 
-def exchange_kernel(dtype):
-    ty = numba_complex(dtype)
-
-    @cuda.jit
-    def kernel(src, out):
-        t = cuda.threadIdx.x
-        items = coop.ThreadData(IPT, dtype=ty)
-        for i in range(IPT):
-            items[i] = src[t * IPT + i]
-        blocked = coop.exchange(coop.this_block(), items)
-        striped = coop.exchange(coop.this_block(), items, mode="blocked_to_striped")
-        warp = coop.exchange(coop.this_warp(), items)
-        for i in range(IPT):
-            out[0, t * IPT + i] = blocked[i]
-            out[1, t * IPT + i] = striped[i]
-            out[2, t * IPT + i] = warp[i]
-
-    return kernel
-
-
 @pytest.mark.parametrize("dtype", ["complex128", "complex64"])
 def test_exchange_block_and_warp(dtype):
     values = random_complex(dtype, TILE)
@@ -137,20 +81,6 @@ def test_exchange_block_and_warp(dtype):
     warp = 32 * IPT
     expected = np.concatenate([values[b:b + warp].reshape(32, IPT).T.reshape(-1) for b in range(0, TILE, warp)])
     np.testing.assert_array_equal(out[2], expected)
-
-
-@cuda.jit
-def _shuffle(src, scalars, down, up, offset):
-    t = cuda.threadIdx.x
-    items = coop.ThreadData(IPT, dtype=types.complex128)
-    for i in range(IPT):
-        items[i] = src[t * IPT + i]
-    d = coop.shuffle(coop.this_block(), items, mode="down")
-    u = coop.shuffle(coop.this_block(), items, mode="up", distance=3)
-    for i in range(IPT):
-        down[t * IPT + i] = d[i]
-        up[t * IPT + i] = u[i]
-    offset[t] = coop.shuffle(coop.this_block(), scalars[t], mode="rotate", distance=5)
 
 
 def test_shuffle_tile_and_scalar():
@@ -167,34 +97,6 @@ def test_shuffle_tile_and_scalar():
     np.testing.assert_array_equal(down, expected_down)
     np.testing.assert_array_equal(up, expected_up)
     np.testing.assert_array_equal(rotated, np.roll(scalars, -5))
-
-
-@cuda.jit(device=True)
-def complex_difference(a, b):
-    return a - b
-
-
-@cuda.jit(device=True)
-def complex_differs(a, b):
-    return a.real != b.real or a.imag != b.imag
-
-
-@cuda.jit
-def _neighbours(src, left, heads, tails, n, predecessor, successor):
-    t = cuda.threadIdx.x
-    items = coop.ThreadData(IPT, dtype=types.complex128)
-    for i in range(IPT):
-        items[i] = src[t * IPT + i]
-    block = coop.this_block()
-    storage = coop.TempStorage()
-    diff = coop.adjacent_difference(block, items, valid_items=n, tile_predecessor_item=predecessor,
-                                    difference_op=complex_difference, temp_storage=storage)
-    h, tl = coop.discontinuity(block, items, mode="heads_and_tails", tile_predecessor_item=predecessor,
-                               tile_successor_item=successor, flag_op=complex_differs, temp_storage=storage)
-    for i in range(IPT):
-        left[t * IPT + i] = diff[i]
-        heads[t * IPT + i] = h[i]
-        tails[t * IPT + i] = tl[i]
 
 
 def test_neighbours_with_complex_callbacks():

@@ -36,7 +36,7 @@ def _arr(dtype, ndim=1):
 def test_load_store_inlined(dtype, algorithm):
     from ..compiler import types
 
-    from .test_complex_payloads import THREADS, load_store_kernel
+    from .complex_payloads_kernels import THREADS, load_store_kernel
 
     kb = compile_cubin(load_store_kernel(dtype, algorithm), (_arr(dtype),) * 4 + (types.int64,),
                        cc=(9, 0), block=THREADS)
@@ -46,7 +46,7 @@ def test_load_store_inlined(dtype, algorithm):
 
 
 def test_exchange_and_shuffle_inlined():
-    from .test_complex_payloads import THREADS, _shuffle, exchange_kernel
+    from .complex_payloads_kernels import THREADS, _shuffle, exchange_kernel
 
     for dtype in ("complex128", "complex64"):
         kb = compile_cubin(exchange_kernel(dtype), (_arr(dtype), _arr(dtype, 2)), cc=(9, 0), block=THREADS)
@@ -58,7 +58,7 @@ def test_exchange_and_shuffle_inlined():
 def test_warp_load_store_inlined():
     from ..compiler import types
 
-    from .test_complex_payloads import THREADS, _warp_load_store
+    from .complex_payloads_kernels import THREADS, _warp_load_store
 
     kb = compile_cubin(_warp_load_store, (_arr("complex128"),) * 3 + (types.int64,), cc=(9, 0), block=THREADS)
     assert_inlined(kb, (9, 0))
@@ -68,7 +68,7 @@ def test_neighbour_callbacks_inlined():
     """Complex callback operands cross the C ABI by pointer: by value the call stayed."""
     from ..compiler import types
 
-    from .test_complex_payloads import THREADS, _neighbours
+    from .complex_payloads_kernels import THREADS, _neighbours
 
     c = types.complex128
     kb = compile_cubin(_neighbours, (c[::1], c[::1], types.int32[::1], types.int32[::1], types.int64, c, c),

@@ -21,7 +21,7 @@ from cuda import coop
 
 from ..backends_param import COMPILERS, compile_for, kernel_for, types_for
 from ..error_harness import assert_at_user_line
-from . import test_dynamic_shared as gpu
+from . import dynamic_shared_kernels as gpu
 from .cubin_checks import assert_inlined
 
 # Under --compiler numba-cuda these would only repeat themselves.

@@ -12,7 +12,7 @@ import pytest
 
 from ..compiler import SEPARATE_SCRATCH
 
-from .test_exchange import BLOCK_DTYPES, ITEMS, RANK_DTYPES, WARP_DTYPES, exchange_kernel
+from .exchange_kernels import BLOCK_DTYPES, ITEMS, RANK_DTYPES, WARP_DTYPES, exchange_kernel
 from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
@@ -25,7 +25,7 @@ require()
 def _argtypes(dtype, ipt):
     from ..compiler import types
 
-    from .test_exchange import FLAG_DTYPES
+    from .exchange_kernels import FLAG_DTYPES
 
     arr = lambda d: getattr(types, d)[::1]  # noqa: E731
     return (arr(dtype), arr(RANK_DTYPES[dtype]), arr(FLAG_DTYPES[dtype]), getattr(types, dtype)[:, ::1], ipt)

@@ -11,7 +11,7 @@ from ..compiler import SOURCE_FILES_FOR_MLIR
 
 from cuda.coop.backends._binary import remaining_calls
 
-from .test_histogram import SAMPLE_DTYPES, histogram_kernel, kernel_argtypes
+from .histogram_kernels import SAMPLE_DTYPES, histogram_kernel, kernel_argtypes
 from .cubin_checks import compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile
@@ -120,16 +120,12 @@ def test_explicit_temp_storage_without_barrier_between_atomic_calls():
 
 
 def test_many_tiles_kernel_compiles():
-    """The payload-adding GPU test's kernel (its source, taken from the test), so the device run finds only numbers."""
-    import inspect
-
+    """The payload-adding GPU test's kernel, so the device run finds only numbers."""
     from ..compiler import types
-
     from ..kernelgen import module_from_source
-    from . import test_histogram as t
+    from . import histogram_kernels as t
 
-    src = inspect.getsource(t.test_histogram_of_many_tiles_by_adding_payloads)
-    module = module_from_source(src.split('module_from_source("""', 1)[1].split('""")', 1)[0])
+    module = module_from_source(t.MANY_TILES_SOURCE)
     kb = compile_cubin(module.kernel, (types.uint8[::1], types.int64[::1], types.int64), cc=(9, 0), block=128)
     _no_calls(kb)
 

@@ -149,7 +149,7 @@ def test_block_shape_is_part_of_the_specialization(compiler):
 
 @pytest.mark.parametrize("name", ["shared_auto", "manual_sync", "exclusive", "scalar_store_and_inferred"])
 def test_temp_storage_kernels_compile(name):
-    from .test_load_store import TEMP_STORAGE_KERNELS
+    from .load_store_kernels import TEMP_STORAGE_KERNELS
 
     types = numba_types()
     kernel = getattr(module_from_source(TEMP_STORAGE_KERNELS), name)
@@ -174,7 +174,7 @@ def test_temp_storage_kernels_compile(name):
                                    "float32", "float64"])
 def test_gpu_matrix_kernels_compile(dtype):
     """The GPU matrix's generated kernels compile here, so the device run finds only numeric issues."""
-    from .test_load_store import _oob, _poison, load_store_kernel
+    from .load_store_kernels import _oob, _poison, load_store_kernel
 
     types = numba_types()
     a1, a2 = getattr(types, dtype)[::1], getattr(types, dtype)[:, ::1]

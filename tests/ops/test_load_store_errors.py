@@ -9,7 +9,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import traceback
 
 import pytest
 
@@ -173,7 +172,6 @@ def test_operand_passed_by_keyword_and_unknown_keyword():
 
 
 def test_store_scalar_of_wrong_dtype():
-    types = kernel_types()
     info, _ = compile_error("""
         coop.store(coop.this_block(), dst, 1.5)
     """)

@@ -11,7 +11,7 @@ import pytest
 
 from ..compiler import SEPARATE_SCRATCH
 
-from .test_merge_sort import DTYPES, ITEMS, merge_sort_kernel, oob_text, other_value_dtype
+from .merge_sort_kernels import DTYPES, ITEMS, merge_sort_kernel, oob_text, other_value_dtype
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile

@@ -12,7 +12,7 @@ import pytest
 
 from ..compiler import SEPARATE_SCRATCH
 
-from .test_neighbors import DTYPES, ITEMS, neighbors_kernel
+from .neighbors_kernels import DTYPES, ITEMS, neighbors_kernel
 from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile

@@ -44,7 +44,7 @@ def test_memory_namespaces_are_the_compilers():
 @pytest.mark.compile
 def test_kernel_written_against_the_qualified_module_alone():
     """local.array payloads (with alignment) and a shared.array, all through one import."""
-    from ..compiler import compile_cubin, types
+    from ..compiler import compile_cubin
 
     module = module_from_source("""
 from tests.compiler import qualified as ncoop

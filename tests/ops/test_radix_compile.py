@@ -11,8 +11,8 @@ import re
 import pytest
 
 from ..kernelgen import module_from_source
-from .test_merge_sort import DTYPES, other_value_dtype
-from .test_radix import ITEMS, prefix_items, radix_kernel
+from .merge_sort_kernels import DTYPES, other_value_dtype
+from .radix_kernels import ITEMS, prefix_items, radix_kernel
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile

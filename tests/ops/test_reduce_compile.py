@@ -13,7 +13,7 @@ import pytest
 from cuda.coop.ops.reduce import ALGORITHMS
 
 from ..kernelgen import group_expr, module_from_source
-from . import test_reduce as gpu
+from . import reduce_kernels as gpu
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile

@@ -8,27 +8,13 @@ import cuda.coop as coop
 
 from ..kernelgen import module_from_source
 from ..error_harness import assert_at_user_line, compile_error, kernel_types
+from .reduce_error_cases import HELPERS, body, float_args
 
 pytestmark = pytest.mark.compile
 
 from ..compiler import require  # noqa: E402
 
 require()
-
-PRELUDE = """
-items = coop.ThreadData(4, dtype=np.int32)
-for i in range(4):
-    items[i] = src[i]
-"""
-
-
-def body(text: str) -> str:
-    return PRELUDE + text
-
-
-def float_args():
-    types = kernel_types()
-    return (types.float32[::1], types.float32[::1], 4)
 
 
 def test_bitwise_operator_on_floats():
@@ -224,22 +210,3 @@ def _helpers(monkeypatch):
     monkeypatch.setattr(kernelgen, "HEADER", kernelgen.HEADER + HELPERS)
 
 
-HELPERS = """
-import math
-import operator
-
-def plain_function(a, b):
-    return a + b
-
-import types as _types_module
-operators_module = _types_module.SimpleNamespace(plain_function=plain_function)
-max_lambda = lambda a, b: a if a > b else b  # noqa: E731
-
-@cuda.jit
-def other_kernel(x):
-    pass
-
-@cuda.jit(device=True)
-def takes_an_array(a, b):
-    return a[0] + b
-"""

@@ -19,7 +19,7 @@ import pytest
 from ..compiler import SEPARATE_SCRATCH, SOURCE_FILES_FOR_MLIR
 
 from ..kernelgen import module_from_source
-from . import test_reserve as gpu
+from . import reserve_kernels as gpu
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
@@ -121,7 +121,7 @@ def test_parity_reservations_come_before_the_scratch(dtype, alignment, sharing, 
     store on the same descriptor.  The region is the two reservations (the second starts at
     ``alignment``) followed by exactly the scratch the same ops need on their own, so no op
     can write into a reservation."""
-    from ..parity import test_warp_reduce_reserve as parity
+    from ..parity import warp_reduce_reserve_kernels as parity
 
     types = numba_types()
     count = 32 * items_per_thread
@@ -140,7 +140,7 @@ def test_parity_reservation_through_an_alias_in_an_inlined_helper():
     """``prefix = storage.reserve(3, uint8)`` in the kernel, then ``alias.reserve(33, float64,
     alignment=1)`` in an inline="always" helper: one region, the helper's array after the
     prefix at its element alignment (alignment=1 is raised to 8, as NVIDIA does)."""
-    from ..parity import test_warp_reduce_reserve as parity
+    from ..parity import warp_reduce_reserve_kernels as parity
 
     types = numba_types()
     region = _region_bytes(parity._reserve_in_helper, (types.float64[::1], types.int64[::1]), 32)

@@ -9,7 +9,7 @@ import pytest
 
 from cuda.coop.backends._binary import remaining_calls
 
-from .test_run_length import CONFIGS, LENGTH_DTYPES, VALUE_DTYPES, kernel_argtypes, rld_kernel
+from .run_length_kernels import CONFIGS, LENGTH_DTYPES, VALUE_DTYPES, kernel_argtypes, rld_kernel
 from .cubin_checks import compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile

@@ -13,7 +13,7 @@ from ..compiler import SEPARATE_SCRATCH, SOURCE_FILES_FOR_MLIR
 from cuda.coop.ops.scan import ALGORITHMS
 
 from ..kernelgen import group_expr, module_from_source
-from . import test_scan as gpu
+from . import scan_kernels as gpu
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile

@@ -8,7 +8,7 @@ import pytest
 import cuda.coop as coop
 
 from ..error_harness import assert_at_user_line, compile_error, kernel_types
-from .test_reduce_errors import HELPERS, body, float_args
+from .reduce_error_cases import HELPERS, body, float_args
 
 pytestmark = pytest.mark.compile
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_shuffle import DTYPES, ITEMS, shuffle_kernel
+from .shuffle_kernels import DTYPES, ITEMS, shuffle_kernel
 from .cubin_checks import assert_inlined, compile_cubin, sass_calls
 
 pytestmark = pytest.mark.compile

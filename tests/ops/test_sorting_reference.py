@@ -10,7 +10,7 @@ from cuda.coop.reference import merge_sort as ms
 from cuda.coop.reference import radix as rx
 from cuda.coop.reference import topk as tk
 
-from .test_merge_sort import DTYPES, random_keys
+from .merge_sort_kernels import DTYPES, random_keys
 
 pytestmark = pytest.mark.unit
 
@@ -142,7 +142,7 @@ def _tiles(nblocks, block, ipt):
 
 
 def _oob(dtype):
-    from .test_merge_sort import _scalar, oob_text
+    from .merge_sort_kernels import _scalar, oob_text
 
     return _scalar(dtype, oob_text(dtype))
 
@@ -150,7 +150,7 @@ def _oob(dtype):
 def emulate_merge_sort(cases, nblocks, block, keys, out_k, out_v, out_w, valid, ipt):
     threads, tile = _tiles(nblocks, block, ipt)
     index = np.arange(tile, dtype=np.int32).reshape(threads, ipt)
-    from .test_merge_sort import custom_reference
+    from .merge_sort_kernels import custom_reference
 
     dtype = keys.dtype.name
     for row, kind, width, op, desc, use_vi, use_oob, vt, cmp in cases:
@@ -169,7 +169,7 @@ def emulate_merge_sort(cases, nblocks, block, keys, out_k, out_v, out_w, valid, 
 
 def emulate_radix(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_p, begin_bits, end_bits, valid,
                   ipt):
-    from .test_radix import rank_cases, sort_cases
+    from .radix_kernels import rank_cases, sort_cases
 
     dtype, pitems = kernel
     threads, tile = _tiles(nblocks, block, ipt)
@@ -203,7 +203,7 @@ def emulate_radix(kernel, nblocks, block, keys, out_k, out_v, out_w, out_r, out_
 
 def emulate_topk(dtype, nblocks, block, keys, out_k, out_v, out_w, ks, valid, ipt):
     """What the C++ does: sentinel past valid_items, radix sort (descending for max), first k."""
-    from .test_topk import CASES
+    from .topk_kernels import CASES
 
     threads, tile = _tiles(nblocks, block, ipt)
     index = np.arange(tile, dtype=np.int32)
@@ -231,7 +231,7 @@ def emulate_topk(dtype, nblocks, block, keys, out_k, out_v, out_w, ks, valid, ip
 
 @pytest.mark.parametrize("dtype,ipt", [("float32", 3), ("uint8", 1), ("int64", 4)])
 def test_merge_sort_harness(dtype, ipt):
-    from .test_merge_sort import run_merge_sort
+    from .merge_sort_kernels import run_merge_sort
 
     run_merge_sort(dtype, ipt, launch=emulate_merge_sort)
     run_merge_sort(dtype, ipt, block=(8, 4, 4), block_only=True, launch=emulate_merge_sort)
@@ -239,7 +239,7 @@ def test_merge_sort_harness(dtype, ipt):
 
 @pytest.mark.parametrize("dtype,ipt", [("float64", 7), ("int8", 1), ("uint32", 4)])
 def test_radix_harness(dtype, ipt):
-    from .test_radix import run_radix
+    from .radix_kernels import run_radix
 
     run_radix(dtype, ipt, launch=emulate_radix)
     run_radix(dtype, 3, block=(16, 6, 1), launch=emulate_radix)
@@ -247,7 +247,7 @@ def test_radix_harness(dtype, ipt):
 
 @pytest.mark.parametrize("dtype,ipt", [("float32", 9), ("int16", 1), ("uint64", 4), ("int8", 4)])
 def test_topk_harness_and_sentinel_scheme(dtype, ipt):
-    from .test_topk import run_topk
+    from .topk_kernels import run_topk
 
     run_topk(dtype, ipt, launch=emulate_topk)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from ..kernelgen import module_from_source
-from .test_merge_sort import DTYPES, other_value_dtype
-from .test_topk import ITEMS, topk_kernel
+from .merge_sort_kernels import DTYPES, other_value_dtype
+from .topk_kernels import ITEMS, topk_kernel
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile

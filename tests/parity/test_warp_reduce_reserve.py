@@ -24,6 +24,7 @@ from ..compiler import qualified as numba_coop
 from cuda import coop
 
 from ._helpers import poison
+from .warp_reduce_reserve_kernels import _reserve_in_helper, _reserve_kernel
 
 pytestmark = pytest.mark.gpu
 
@@ -90,34 +91,6 @@ def test_looped_warp_reduction(rng):
     np.testing.assert_array_equal(out, [s[0], s[0] + 32, s[0] + 64, s[1], s[1] + 32, s[1] + 64])
 
 
-def _reserve_kernel(sharing, dtype, count, alignment):
-    @cuda.jit
-    def kernel(source, scanned, kept, prefix, items_per_thread):
-        storage = coop.TempStorage(sharing=sharing)
-        small = storage.reserve(3, types.uint8)
-        values = storage.reserve(count, dtype, alignment=alignment)
-        t = cuda.threadIdx.x
-        if t < 3:
-            small[t] = 201 + t
-        for i in range(t, count, cuda.blockDim.x):
-            values[i] = i + 0.5
-        cuda.syncthreads()
-        block = coop.this_block()
-        items = coop.ThreadData(items_per_thread)
-        coop.load(block, source, items, algorithm="transpose", temp_storage=storage)
-        cuda.syncthreads()
-        result = coop.exclusive_sum(block, items, temp_storage=storage)
-        cuda.syncthreads()
-        coop.store(block, scanned, result, algorithm="transpose", temp_storage=storage)
-        cuda.syncthreads()
-        for i in range(t, count, cuda.blockDim.x):
-            kept[i] = values[(i + 1) % count]
-        if t < 3:
-            prefix[t] = small[t]
-
-    return kernel
-
-
 @pytest.mark.parametrize("items_per_thread", [1, 4])
 @pytest.mark.parametrize("sharing", ["shared", "exclusive"])
 @pytest.mark.parametrize("dtype,alignment", [(types.float64, 64), (types.int32, 32)])
@@ -135,31 +108,6 @@ def test_reservations_survive_scratch_reuse(rng, items_per_thread, sharing, dtyp
     np.testing.assert_array_equal(scanned, np.cumsum(source) - source)
     np.testing.assert_array_equal(kept, np.roll(stored, -1))
     np.testing.assert_array_equal(prefix, [201, 202, 203])
-
-
-@cuda.jit(device=True, inline="always")
-def _allocate(storage):
-    alias = storage
-    return alias.reserve(33, types.float64, alignment=1)
-
-
-@cuda.jit
-def _reserve_in_helper(output, facts):
-    storage = numba_coop.TempStorage()
-    prefix = storage.reserve(3, types.uint8)
-    alias = storage
-    values = _allocate(alias)
-    t = cuda.threadIdx.x
-    if t < 3:
-        prefix[t] = 200 + t
-    for i in range(t, 33, cuda.blockDim.x):
-        values[i] = i + 0.5
-    cuda.syncthreads()
-    for i in range(t, 33, cuda.blockDim.x):
-        output[i] = values[32 - i]
-    if t == 0:
-        facts[0] = values.shape[0]
-        facts[1] = prefix[2]
 
 
 def test_reserve_through_an_alias_in_an_inlined_helper():
