@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuda.coop.backends.numba_mlir._compat import _scalar_types, launch_key
+from cuda.coop.backends.numba_mlir._compat_launch import _scalar_types, launch_key
 
 from ..kernelgen import module_from_source
 
@@ -61,7 +61,7 @@ def test_arguments_the_fast_path_does_not_know_take_the_full_path(arg):
 def test_hook_is_installed_once():
     from numba_cuda_mlir import descriptor  # noqa: F401  (the class the hook wraps)
 
-    from cuda.coop.backends.numba_mlir import _compat as C
+    from cuda.coop.backends.numba_mlir import _compat_launch as C
     from cuda.coop.backends.numba_mlir import launch
 
     call = descriptor._ArgMarshaller.__call__

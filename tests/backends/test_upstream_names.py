@@ -34,6 +34,9 @@ COMPAT = {
     "numba-cuda-mlir": SRC / "cuda" / "coop" / "backends" / "numba_mlir" / "_compat.py",
     "numba-cuda": SRC / "cuda" / "coop" / "backends" / "numba_cuda" / "_compat.py",
 }
+# Every module of a backend that patches or imports its compiler's internals: _compat.py
+# (typing, lowering, compile) and _compat_launch.py (the launch path).
+COMPAT_FILES = {compiler: sorted(path.parent.glob("_compat*.py")) for compiler, path in COMPAT.items()}
 # The tables themselves, as data beside each _compat.py (which re-exports them).
 TABLE_SOURCE = {compiler: path.with_name("_upstream_names.py") for compiler, path in COMPAT.items()}
 COMPAT_MODULE = {"numba-cuda-mlir": "cuda.coop.backends.numba_mlir._compat",
@@ -298,19 +301,32 @@ def _scan(tree, module_scope, function):
     return scope
 
 
-def _attribute_writes(path: Path):
-    """``(line, text, base expression's dotted upstream path or None, attribute)`` for each
-    write to an attribute of an object that is not cuda-coop's own."""
+def _module_scope(path: Path) -> _Scope:
+    """What the top-level names of a _compat module mean.  A name it takes from its sibling
+    ``_compat.py`` (``from ._compat import CUDADispatcher``) means what it means there."""
     tree = ast.parse(path.read_text())
     module_scope = _Scope()
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module == "_compat":
+            sibling = _module_scope(path.with_name("_compat.py"))
+            for alias in node.names:
+                if alias.name in sibling.paths:
+                    module_scope.paths[alias.asname or alias.name] = sibling.paths[alias.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
             module_scope.bind_import(node)
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             module_scope.ours.add(node.name)
         elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
               and ast.unparse(node.value.func) in ("threading.local", "threading.RLock", "threading.Lock")):
             module_scope.ours.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return module_scope
+
+
+def _attribute_writes(path: Path):
+    """``(line, text, base expression's dotted upstream path or None, attribute)`` for each
+    write to an attribute of an object that is not cuda-coop's own."""
+    tree = ast.parse(path.read_text())
+    module_scope = _module_scope(path)
     units = [(n, n.name) for n in tree.body if isinstance(n, ast.FunctionDef)]
     units += [(m, f"{c.name}.{m.name}") for c in tree.body if isinstance(c, ast.ClassDef)
               for m in c.body if isinstance(m, ast.FunctionDef)]
@@ -372,7 +388,8 @@ def _unguarded(source: Path, table, compiler: str) -> list:
 
 @pytest.mark.parametrize("compiler", list(COMPAT))
 def test_every_patch_has_an_entry(compiler):
-    missing = _unguarded(COMPAT[compiler], TABLES[compiler], compiler)
+    assert len(COMPAT_FILES[compiler]) == 2, COMPAT_FILES[compiler]
+    missing = [m for path in COMPAT_FILES[compiler] for m in _unguarded(path, TABLES[compiler], compiler)]
     assert not missing, ("patches of upstream objects without an UPSTREAM entry (add one, with what upstream "
                          "lacks):\n" + "\n".join(missing))
 
@@ -411,11 +428,12 @@ def test_a_new_patch_without_an_entry_fails(tmp_path):
 
 
 def test_the_patch_finder_finds_the_known_patches():
-    found = {(path, attr) for _l, _t, path, attr in _attribute_writes(COMPAT["numba-cuda-mlir"])}
+    found = {(path, attr) for source in COMPAT_FILES["numba-cuda-mlir"]
+             for _l, _t, path, attr in _attribute_writes(source)}
     assert ("numba_cuda_mlir.descriptor._ArgMarshaller", "__call__") in found
     assert ("numba_cuda_mlir.descriptor.MLIRDispatcher", "_prepare_for_launch") in found  # setattr in a loop
     assert ("numba_cuda_mlir.tools", "_cached_cc") in found
-    found = {(path, attr) for _l, _t, path, attr in _attribute_writes(COMPAT["numba-cuda"])}
+    found = {(path, attr) for source in COMPAT_FILES["numba-cuda"] for _l, _t, path, attr in _attribute_writes(source)}
     assert ("numba.cuda.dispatcher.CUDADispatcher", "_launch_config_key") in found
     assert ("numba.cuda.lowering.BaseLower", "post_lower") in found
     assert (None, "launch") in found  # kernel.launch: a parameter, an upstream _Kernel
@@ -463,8 +481,9 @@ def _unlisted_imports(source: Path, table, compiler: str) -> list:
 
 @pytest.mark.parametrize("compiler", list(COMPAT))
 def test_every_private_import_has_an_entry(compiler):
-    missing = _unlisted_imports(COMPAT[compiler], TABLES[compiler], compiler)
-    assert not missing, (f"private {compiler} imports in {COMPAT[compiler].name} without an UPSTREAM entry:\n"
+    missing = [f"{path.name}:{m}" for path in COMPAT_FILES[compiler]
+               for m in _unlisted_imports(path, TABLES[compiler], compiler)]
+    assert not missing, (f"private {compiler} imports in its _compat modules without an UPSTREAM entry:\n"
                          + "\n".join(missing))
 
 

@@ -207,7 +207,7 @@ def test_a_debug_kernel_is_not_launched_in_clusters_on_classic():
     kernel_for("numba-cuda", _SOURCE)  # skips where classic numba-cuda is not installed
     from types import SimpleNamespace
 
-    from cuda.coop.backends.numba_cuda import _compat as C
+    from cuda.coop.backends.numba_cuda import _compat_launch as C
 
     def checked_kernel():
         pass

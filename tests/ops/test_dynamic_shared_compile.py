@@ -163,7 +163,7 @@ def test_a_static_array_after_the_last_call_moves_classic_scratch_to_dynamic_mem
 def test_launch_refusal_becomes_a_named_error():
     """The native launcher's ValueError (a GPU whose opt-in limit is below the compile's)
     is read back and reworded with the bytes, the limit and the fix."""
-    from cuda.coop.backends.numba_mlir import _compat as C
+    from cuda.coop.backends.numba_mlir import _compat_launch as C
     from cuda.coop.backends.numba_mlir.launch import shared_memory_limit_error
 
     exc = ValueError("Requested dynamic shared memory (200000 bytes) plus the kernel's static shared memory "

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .._deferred import install_typeof_hooks, rewrite_proxy
 from .._launch_checks import check_launch_block
 from . import _compat as C
+from . import _compat_launch
 
 __all__ = ["install", "DTYPE_FROM"]
 
@@ -33,8 +34,8 @@ def install(backend) -> None:
     C.register_rewrite("before-inference")(
         rewrite_proxy("InferPayloadDtypes", C.Rewrite, ir, backend, _payload_rewrite))
     C.register_rewrite("after-inference")(NullDtypeSources)
-    C.install_coop_launches(check_launch_block)  # kernel[grid, block]: the block at the launch line
-    C.install_uncached_coop_kernels()
+    _compat_launch.install_coop_launches(check_launch_block)  # kernel[grid, block]: the block at the launch line
+    _compat_launch.install_uncached_coop_kernels()
 
 
 class NullDtypeSources(C.Rewrite):

@@ -16,7 +16,7 @@ kernel is refused with a named error: a capsule may be consumed once and carries
 
 PyTorch tensors and DLPack-only objects are keyed by their DLPack view when a cached
 specialization is reused, and PyTorch bfloat16 tensors are typed like every other bfloat16
-array (see ``_compat.install_array_key_fix`` and ``install_torch_bfloat16_typeof``).
+array (see ``_compat_launch.install_array_key_fix`` and ``install_torch_bfloat16_typeof``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def no_device_error(dispatcher, exc) -> NoDeviceError:
 
 
 def check_arguments(dispatcher, args) -> None:
-    from . import _compat as C
+    from . import _compat_launch as C
 
     for arg in args:
         if type(arg).__module__.startswith("torch") and not C._torch_typeof_fixed:
@@ -57,7 +57,7 @@ def shared_memory_limit_error(dispatcher, requested: int, static: int, limit: in
 
 
 def install() -> None:
-    from . import _compat as C
+    from . import _compat_launch as C
 
     C.install_launch_hook(uses_coop, no_device_error, check_arguments, shared_memory_limit_error)
     C.install_launch_shape_check(check_launch_block)  # kernel[grid, block]: the block at the launch line

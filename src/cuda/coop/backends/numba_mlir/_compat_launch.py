@@ -1,0 +1,380 @@
+"""numba-cuda-mlir's launch path, patched: the repeat-launch fast path, launches without a
+driver, argument and block-shape checks before a cooperative launch, the array key of
+PyTorch tensors and DLPack objects, and the bfloat16 typing of PyTorch tensors.
+
+Each patch names what upstream lacks; delete it the day upstream has it.  Like
+``_compat.py`` (its typing, lowering and compile half), this is a module where private
+``numba_cuda_mlir`` names may be imported, and each of them is an entry of ``UPSTREAM``
+(``_upstream_names.py``), checked before the patch that needs it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+
+from ._compat import check_upstream_names, types, typeof_impl
+
+_FAST_ENTRIES_PER_LAUNCHER = 16
+
+
+class _FastLaunch:
+    """A configured launch that already ran: the native launcher it used (the configured one,
+    or numba-cuda-mlir's copy of it that reserves the kernel's required dynamic shared
+    memory), the configured one (``base``) and what made it valid."""
+
+    __slots__ = ("launcher", "base", "generation", "config_key", "kernel_dispatcher")
+
+    def __init__(self, launcher, base, generation, config_key, kernel_dispatcher):
+        self.launcher = launcher
+        self.base = base
+        self.generation = generation
+        self.config_key = config_key
+        self.kernel_dispatcher = kernel_dispatcher
+
+
+# What numba-cuda-mlir's launch preparation returned last on this thread, while a hooked
+# launch watches: (kernel dispatcher, generation, launch config, required dynamic shared
+# bytes).  Thread-local, so a launch on another thread cannot change what this one records.
+_launch_seen = threading.local()
+
+
+def _recording_ready_launch(method):
+    """Wrap ``MLIRDispatcher._get_ready_launch`` / ``_prepare_for_launch`` (both return the
+    launch state a configured launch then uses) to record their result for the watching
+    launch on this thread."""
+
+    def wrapper(self, *args, **kwargs):
+        ready = method(self, *args, **kwargs)
+        if ready is not None and getattr(_launch_seen, "watching", False):
+            _launch_seen.ready = ready
+        return ready
+
+    wrapper._coop_launch_hook = True
+    wrapper.__wrapped__ = method
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+_OPTIN_REFUSAL = re.compile(r"Requested dynamic shared memory \((\d+) bytes\) plus the kernel's static shared "
+                            r"memory \((\d+) bytes\) exceeds the device maximum opt-in shared memory per block "
+                            r"\((\d+) bytes\)")
+
+
+def optin_refusal(exc):
+    """``(requested dynamic bytes, static bytes, device limit)`` when ``exc`` is numba-cuda-mlir's
+    native launcher refusing more shared memory than the device's opt-in limit, else None."""
+    m = _OPTIN_REFUSAL.search(str(exc)) if isinstance(exc, ValueError) else None
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def _scalar_types():
+    import numpy as np
+
+    # Python and NumPy scalars whose Numba type depends on the type alone.
+    return frozenset([float, complex, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                      np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128])
+
+
+def launch_key(args, literal_positions, device_array_type, scalar_types, cai_key=None):
+    """What decides a launch's specialization, per argument; None when an argument is not
+    one the fast path knows (host arrays, tuples, records, wrappers: the full path).
+
+    A numba-cuda-mlir device array contributes its Numba type; an int or bool its type, and
+    its value where the kernel is specialized on it (``literal_positions``); other
+    scalars their type; another CUDA-array-interface object (CuPy, PyTorch)
+    ``cai_key(arg)``.
+    """
+    key = []
+    for index, arg in enumerate(args):
+        kind = type(arg)
+        if kind is device_array_type:
+            key.append(arg._numba_type_)
+        elif kind is int:
+            if not -(1 << 63) <= arg < (1 << 63):  # typeof gives uint64 or fails there
+                return None
+            key.append((int, arg) if index in literal_positions else int)
+        elif kind is bool:
+            key.append((bool, arg) if index in literal_positions else bool)
+        elif kind in scalar_types:
+            key.append(kind)
+        elif cai_key is not None and kind.__module__ != "numpy" and hasattr(arg, "__cuda_array_interface__"):
+            key.append((kind, cai_key(arg)))
+        else:
+            return None
+    return tuple(key)
+
+
+def install_array_key_fix():
+    """Make numba-cuda-mlir 0.6's per-launch array check read PyTorch tensors and DLPack objects.
+
+    Before reusing a kernel specialization, ``descriptor._array_cache_key`` compares each
+    array argument's (dtype, ndim, layout, readonly) with the cached one.  For a PyTorch
+    tensor ``np.dtype(tensor.dtype)`` raises (a ``torch.dtype``), so no launch-config
+    specialized kernel (every cooperative one) accepts a tensor; for an object that has
+    only ``__dlpack__`` it reads the cached type itself, so a second object of the same
+    class but another dtype or rank reuses the stale specialization and computes garbage
+    (seen on the H200: float32 data read as int32).  Such arguments are described from
+    their DLPack view instead, as numba-cuda-mlir's typeof does.
+    """
+    from numba_cuda_mlir import descriptor
+
+    check_upstream_names(modules=(descriptor.__name__,))
+    original = descriptor._array_cache_key
+    if getattr(original, "_coop_fixed", False):
+        return
+
+    def array_cache_key(arg, ty):
+        dtype = getattr(arg, "dtype", None)
+        if isinstance(dtype, np.dtype) or not hasattr(arg, "__dlpack__"):
+            return original(arg, ty)
+        from cuda.core.utils import StridedMemoryView
+
+        view = StridedMemoryView.from_dlpack(arg, stream_ptr=-1)
+        layout = getattr(view, "_layout", None)
+        if layout is None:
+            kind = getattr(ty, "layout", "A")
+        else:
+            kind = "C" if layout.is_contiguous_c else "F" if layout.is_contiguous_f else "A"
+        try:
+            dtype_key = np.dtype(view.dtype)
+        except Exception:  # bfloat16 without ml_dtypes: the producer's own spelling
+            dtype_key = str(dtype)
+        return (dtype_key, len(view.shape), kind, bool(view.readonly))
+
+    array_cache_key._coop_fixed = True
+    array_cache_key.__wrapped__ = original
+    # Upstream lacks an array key for PyTorch tensors and DLPack-only objects.
+    descriptor._array_cache_key = array_cache_key
+
+
+_torch_typeof_fixed = False
+
+
+def install_torch_bfloat16_typeof():
+    """Type PyTorch bfloat16 tensors as arrays of numba-cuda's ``bfloat16``.
+
+    numba-cuda-mlir 0.6 types them with its own ``bf16``, which shares the storage of
+    numba-cuda's ``bfloat16`` (``__nv_bfloat16``) but has no arithmetic and no conversion
+    to it: ``t[i] + t[i]`` does not type, nor does storing a bfloat16 result into the
+    tensor.  ``bfloat16`` is what every other bfloat16 array (NumPy with ml_dtypes, DLPack
+    objects, ``cuda.local.array``) gets.  Called once torch is in use: importing
+    numba-cuda-mlir's own torch typeof first makes ours the later (winning) registration.
+    """
+    global _torch_typeof_fixed
+    if _torch_typeof_fixed:
+        return
+    import torch
+    from numba_cuda_mlir.type_defs import torch_types
+
+    check_upstream_names(modules=(torch_types.__name__,))
+    _torch_typeof_fixed = True
+
+    original = torch_types.typeof_torch_tensor
+
+    # Upstream lacks numba-cuda's bfloat16 for bfloat16 tensors: ours, registered later, wins.
+    @typeof_impl.register(torch.Tensor)
+    def typeof_torch_tensor(val, c):
+        ty = original(val, c)
+        if val.dtype is torch.bfloat16:
+            return ty.copy(dtype=types.bfloat16)
+        return ty
+
+
+def launcher_used(marshaller, ready, normalize_sharedmem=lambda value: int(value or 0)):
+    """The native launcher that a configured launch (``descriptor._ArgMarshaller``) called,
+    given what its preparation returned (``ready``), or None when that cannot be told.
+
+    numba-cuda-mlir 0.6 (``_ArgMarshaller._launch``) calls the configured launcher, or, when
+    the compile requires more dynamic shared memory than the launch configured, an
+    adjusted copy keyed ``(id(kernel dispatcher), generation, bytes)``.
+    """
+    if ready is None or marshaller._launch_config is None or ready[0] is not marshaller._kernel_dispatcher:
+        return None
+    required = ready[3]
+    if not required:
+        return marshaller._launcher
+    config = ready[2] if ready[2] is not None else marshaller._available_launch_config
+    if required <= normalize_sharedmem(config["sharedmem"]):
+        return marshaller._launcher
+    if marshaller._adjusted_launcher_key == (id(ready[0]), ready[1], required):
+        return marshaller._adjusted_launcher
+    return None
+
+
+def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_limit_error=None):
+    """Wrap ``descriptor._ArgMarshaller.__call__`` (what ``kernel[grid, block](...)`` calls).
+
+    1. The fast path.  Cooperative kernels are launch-configuration specialized, so every
+       launch of one runs numba-cuda-mlir's full Python path (argument typing, literal
+       arguments, a locked launch-config lookup) before its native launcher: ~8 us per
+       launch more than a plain kernel, ~50 us with an ``items_per_thread`` argument.  After a
+       launch succeeded, its native launcher is remembered per configured launch under
+       the arguments' types (and literal values); a repeat launch with the same kind of
+       arguments calls it directly, provided the kernel was not recompiled since
+       (numba-cuda-mlir's launch-config generation) and its launch-config dispatcher is the
+       same.  A kernel whose scratch lives in dynamic shared memory launches through
+       numba-cuda-mlir's adjusted launcher (the configured one with the required bytes);
+       which one a launch used is read from what its preparation returned (recorded per
+       thread), and that one is remembered.  Anything else (host arrays, new types or
+       values, extensions, free-threaded locking) takes the full path.
+    2. No driver.  The driver's "no CUDA driver / no device" error of a cooperative launch
+       becomes ``make_error(dispatcher, exc)`` without the driver's 40-line chain; other
+       kernels keep the driver's error.
+    3. ``check_arguments(dispatcher, args)`` runs on the full path of cooperative launches,
+       before numba-cuda-mlir types the arguments (the fast path never sees new kinds), and a
+       cooperative kernel is marked launch-configuration specialized before its first launch
+       (so that launch reserves the dynamic shared memory its compile requires).
+    4. Too much shared memory for the device.  numba-cuda-mlir's native launcher refuses
+       (ValueError) dynamic plus static shared memory above the device's opt-in limit; for a
+       cooperative kernel that becomes ``make_limit_error(dispatcher, requested, static,
+       limit, required)`` (``required``: the cooperative scratch's bytes, or None).
+    """
+    from numba_cuda_mlir import descriptor
+    from numba_cuda_mlir.numba_cuda.cudadrv.devicearray import DeviceNDArray
+    from numba_cuda_mlir.numba_cuda.cudadrv.error import (
+        CudaDriverError,
+        CudaSupportError,
+    )
+
+    # Before any patch; descriptor has just run (this is its import hook), other modules may be importing.
+    check_upstream_names(modules=(descriptor.__name__, DeviceNDArray.__module__, CudaSupportError.__module__))
+    marshaller = descriptor._ArgMarshaller
+    original = marshaller.__call__
+    if getattr(original, "_coop_launch_hook", False):
+        return
+    for name in ("_get_ready_launch", "_prepare_for_launch"):
+        method = getattr(descriptor.MLIRDispatcher, name)
+        if not getattr(method, "_coop_launch_hook", False):
+            # Upstream lacks a way to learn the launch state (launcher, required bytes) a launch used.
+            setattr(descriptor.MLIRDispatcher, name, _recording_ready_launch(method))
+    scalar_types = _scalar_types()
+    raise_as_cuda_error = descriptor._raise_as_cuda_error
+    config_key_of = descriptor._launch_config_key
+    normalize_sharedmem = descriptor._normalize_launch_sharedmem
+
+    def cai_key(arg):
+        descriptor._sync_cuda_array_interface_stream(arg)  # as the full path does, every launch
+        return descriptor._array_cache_key(arg, None)
+
+    def eligible(self) -> bool:
+        dispatcher = self._dispatcher
+        return (dispatcher is not None and getattr(dispatcher, "_requires_launch_config", False)
+                and not self._extensions and getattr(dispatcher, "_can_compile", False)
+                and getattr(dispatcher, "_launch_lock", None) is None and is_cooperative(dispatcher))
+
+    def remember(self, args, ready):
+        fast = self.__dict__.get("_coop_fast")
+        if fast is None:
+            fast = {} if eligible(self) else False
+            self._coop_fast = fast
+        if fast is False or len(fast) >= _FAST_ENTRIES_PER_LAUNCHER:
+            return
+        launcher = launcher_used(self, ready, normalize_sharedmem)
+        if launcher is None:
+            return
+        dispatcher = self._dispatcher
+        key = launch_key(args, dispatcher._literal_arg_positions, DeviceNDArray, scalar_types, cai_key)
+        if key is not None:
+            fast[key] = _FastLaunch(launcher, self._launcher, self._launch_config_generation,
+                                    config_key_of(self._launch_config), self._kernel_dispatcher)
+
+    def limit_error(self, exc, required):
+        refusal = optin_refusal(exc)
+        dispatcher = getattr(self, "_dispatcher", None)
+        if refusal is None or make_limit_error is None or not is_cooperative(dispatcher):
+            return None
+        return make_limit_error(dispatcher, *refusal, required)
+
+    def __call__(self, *args):
+        fast = self.__dict__.get("_coop_fast")
+        if fast:
+            dispatcher = self._dispatcher
+            key = launch_key(args, dispatcher._literal_arg_positions, DeviceNDArray, scalar_types, cai_key)
+            entry = fast.get(key) if key is not None else None
+            if (entry is not None and entry.base is self._launcher
+                    and entry.generation == dispatcher._launch_config_generation
+                    and dispatcher._launch_config_dispatchers.get(entry.config_key) is entry.kernel_dispatcher):
+                error = None
+                try:
+                    return entry.launcher(*args)
+                except RuntimeError as exc:
+                    raise_as_cuda_error(exc)
+                except ValueError as exc:  # another device, with a smaller opt-in limit
+                    error = limit_error(self, exc, None)
+                    if error is None:
+                        raise
+                raise error from None
+        error = None
+        dispatcher = getattr(self, "_dispatcher", None)
+        if dispatcher is not None and is_cooperative(dispatcher):
+            if check_arguments is not None:
+                check_arguments(dispatcher, args)
+            if not getattr(dispatcher, "_requires_launch_config", True):
+                # numba-cuda-mlir 0.6 learns that a kernel is launch-configuration specialized,
+                # and how much dynamic shared memory it requires, only while compiling it inside
+                # its first launch, which then goes ahead without those bytes (an illegal
+                # address once scratch lives in dynamic shared memory).  Marked first, that
+                # launch takes the preparation path that compiles, then reserves them.
+                dispatcher._mark_requires_launch_config()
+        previous = (getattr(_launch_seen, "watching", False), getattr(_launch_seen, "ready", None))
+        _launch_seen.watching, _launch_seen.ready = True, None
+        try:
+            result = original(self, *args)
+            ready = _launch_seen.ready
+        except (CudaSupportError, CudaDriverError) as exc:
+            dispatcher = getattr(self, "_dispatcher", None)
+            if not _is_no_device(exc) or not is_cooperative(dispatcher):
+                raise
+            error = make_error(dispatcher, exc)
+        except ValueError as exc:
+            ready = _launch_seen.ready
+            error = limit_error(self, exc, ready[3] if ready is not None else None)
+            if error is None:
+                raise
+        finally:
+            _launch_seen.watching, _launch_seen.ready = previous
+        if error is not None:
+            raise error from None  # outside the except block: no "during handling" chain
+        if fast is not False:
+            remember(self, args, ready)
+        return result
+
+    __call__._coop_launch_hook = True
+    __call__.__wrapped__ = original
+    # Upstream lacks a launch hook (argument checks, named driver and shared-memory errors, a fast repeat).
+    marshaller.__call__ = __call__
+
+
+def install_launch_shape_check(check):
+    """``check(dispatcher, blockdim)`` before numba-cuda-mlir configures a launch
+    (``kernel[grid, block]``): upstream accepts any block shape there and a cooperative
+    kernel's impossible one would fail later, at its first call's line or in the driver."""
+    from numba_cuda_mlir import descriptor
+
+    check_upstream_names(modules=(descriptor.__name__,))
+    original = descriptor.MLIRDispatcher.configure
+    if getattr(original, "_coop_shape_check", False):
+        return
+
+    def configure(self, griddim, blockdim, *args, **kwargs):
+        check(self, blockdim)
+        return original(self, griddim, blockdim, *args, **kwargs)
+
+    configure._coop_shape_check = True
+    configure.__wrapped__ = original
+    # Upstream lacks a check of the block shape at configure (kernel[grid, block]).
+    descriptor.MLIRDispatcher.configure = configure
+
+
+def _is_no_device(exc) -> bool:
+    """The driver's errors for "no library", "no device" or "driver init failed"."""
+    from numba_cuda_mlir.numba_cuda.cudadrv.error import CudaSupportError
+
+    if isinstance(exc, CudaSupportError):
+        return True
+    text = str(exc)
+    return any(s in text for s in ("CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_NOT_INITIALIZED",
+                                   "CUDA_ERROR_INSUFFICIENT_DRIVER", "no CUDA-capable device"))
