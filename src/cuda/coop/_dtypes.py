@@ -9,7 +9,7 @@ import numpy as np
 from ._errors import UnsupportedDtypeError
 
 __all__ = ["SUPPORTED_DTYPES", "COMPLEX_DTYPES", "bfloat16_dtype", "is_bfloat16", "is_supported", "is_complex",
-           "is_movable", "normalize_dtype", "cxx_type", "is_integer", "is_float", "is_half", "dtype_names",
+           "is_movable", "normalize_dtype", "cxx_type", "dtype_fields", "is_integer", "is_float", "is_half", "dtype_names",
            "COMPLEX_CXX_DEFINITIONS"]
 
 
@@ -160,3 +160,13 @@ def is_half(dt: np.dtype) -> bool:
     """float16 or bfloat16: CUDA's __half / __nv_bfloat16, C++ classes rather than
     built-in types, so they never cross the extern "C" boundary by value."""
     return is_float(dt) and np.dtype(dt).itemsize == 2
+
+
+def dtype_fields(record, *names: str) -> None:
+    """Make the named fields of a frozen params record NumPy dtypes (None stays None), in its
+    ``__post_init__``: the family's generator reads them as dtypes and renders their C++
+    names with :func:`cxx_type`, never re-parsing a name."""
+    for name in names:
+        value = getattr(record, name)
+        if value is not None and not isinstance(value, np.dtype):
+            object.__setattr__(record, name, np.dtype(value))

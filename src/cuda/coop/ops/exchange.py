@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import MissingArgumentError, UnsupportedAlgorithmForGroupError, UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from . import _validate as v
@@ -168,12 +168,15 @@ class ExchangeParams:
 
     kind: str  # the group kind: "block" or "warp"
     width: int  # logical warp width (0 for a block)
-    dtype: str  # item dtype name
+    dtype: np.dtype  # item dtype
     items: int  # items per thread
     mode: str  # a key of MODES
     warp_time_slicing: bool
-    rank_dtype: str | None  # dtype name of ranks=, None when the mode takes none
-    flag_dtype: str | None  # dtype name of valid_flags=, None when the mode takes none
+    rank_dtype: np.dtype | None  # dtype of ranks=, None when the mode takes none
+    flag_dtype: np.dtype | None  # dtype of valid_flags=, None when the mode takes none
+
+    def __post_init__(self):
+        dtype_fields(self, "dtype", "rank_dtype", "flag_dtype")
 
 
 def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=OMITTED,
@@ -213,10 +216,10 @@ def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=O
         op="exchange", family="exchange", group=g, result=PayloadResult(dtype, items.items),
         operands=tuple(operands), storage=storage,
         temp_storage="temp_storage" if ts is not None else None,
-        params=ExchangeParams(kind=g.kind, width=g.width, dtype=dtype.name, items=items.items, mode=m.name,
+        params=ExchangeParams(kind=g.kind, width=g.width, dtype=dtype, items=items.items, mode=m.name,
                               warp_time_slicing=sliced,
-                              rank_dtype=rank_dtype.name if rank_dtype is not None else None,
-                              flag_dtype=flag_dtype.name if flag_dtype is not None else None),
+                              rank_dtype=rank_dtype,
+                              flag_dtype=flag_dtype),
         generate=_generate, check_launch=_check_launch,
     )
 
@@ -267,9 +270,9 @@ for (int i = 0; i < IPT; ++i) res[i] = buff[slot((int)linear_tid * IPT + i)];"""
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: ExchangeParams = plan.params
-    kind, width, dtype_name, ipt, mode_name, sliced = p.kind, p.width, p.dtype, p.items, p.mode, p.warp_time_slicing
+    kind, width, dtype, ipt, mode_name, sliced = p.kind, p.width, p.dtype, p.items, p.mode, p.warp_time_slicing
     m = MODES[mode_name]
-    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {ipt};"]
+    decls = [f"using T = {cxx_type(dtype)};", f"constexpr int IPT = {ipt};"]
     body = ["const T (&in)[IPT] = *reinterpret_cast<const T (*)[IPT]>(items);",
             "T (&res)[IPT] = *reinterpret_cast<T (*)[IPT]>(out);"]
     if kind == "warp":

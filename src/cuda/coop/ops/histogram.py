@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -149,16 +149,19 @@ def histogram(block, samples, /, *, bins, bins_per_thread=None, counter_dtype=No
 class HistogramParams:
     """The identity of one generated histogram provider."""
 
-    sample: str  # sample dtype name
+    sample: np.dtype  # sample dtype
     samples_passing: str  # "payload" or "value"
     items: int  # samples per thread
     bins: int
     bins_per_thread: int
-    counter: str  # counter dtype name
+    counter: np.dtype  # counter dtype
     algorithm: str
     has_valid: bool  # valid_items given
     layout: str  # how bins are spread over threads: "blocked" or "striped"
     accumulate: bool  # accumulate= given: counters are updated in place, no result
+
+    def __post_init__(self):
+        dtype_fields(self, "sample", "counter")
 
 
 def _counter_dtype(call, arg):
@@ -242,8 +245,8 @@ def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, 
     else:
         operands.append(AbiOperand("result", "out", counter, "counts"))
         result = PayloadResult(counter, bpt)
-    params = HistogramParams(sample=sample_dtype.name, samples_passing=passing, items=items, bins=n_bins,
-                             bins_per_thread=bpt, counter=counter.name, algorithm=algo.name,
+    params = HistogramParams(sample=sample_dtype, samples_passing=passing, items=items, bins=n_bins,
+                             bins_per_thread=bpt, counter=counter, algorithm=algo.name,
                              has_valid=vi is not None, layout=lay, accumulate=acc is not None)
     return CallPlan(
         op="histogram", family="histogram", group=g, result=result, operands=tuple(operands),
@@ -285,7 +288,7 @@ def needs_range_check(sample_dtype, bins: int) -> bool:
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: HistogramParams = plan.params
-    sample_dt = np.dtype(p.sample)
+    sample_dt = p.sample
     range_check = needs_range_check(sample_dt, p.bins)
     guard = range_check or p.has_valid
     sort = p.algorithm == "sort"
@@ -298,13 +301,13 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         max_key = ibins - 1
         if sample_dt.kind == "u" and not guard:
             max_key = min(max_key, int(np.iinfo(sample_dt).max))
-        key, bin_t = _narrow_unsigned(max_key), cxx_type(np.dtype(p.counter))
+        key, bin_t = _narrow_unsigned(max_key), cxx_type(p.counter)
     else:
-        key, bin_t = cxx_type(sample_dt), _ATOMIC_COUNTER[p.counter]
+        key, bin_t = cxx_type(sample_dt), _ATOMIC_COUNTER[p.counter.name]
     algo = ALGORITHMS["block"][p.algorithm]
     decls = [
         f"using Sample = {cxx_type(sample_dt)};",
-        f"using Counter = {cxx_type(np.dtype(p.counter))};",
+        f"using Counter = {cxx_type(p.counter)};",
         f"using Bin = {bin_t};",
         f"using Key = {key};",
         f"constexpr int IPT = {p.items}, BINS = {p.bins}, IBINS = {ibins}, BPT = {p.bins_per_thread};",

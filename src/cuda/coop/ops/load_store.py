@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from . import _validate as v
@@ -176,7 +176,7 @@ class LoadStoreParams:
     op: str  # "load" or "store"
     kind: str  # the group kind: "block" or "warp"
     width: int  # logical warp width (0 for a block)
-    dtype: str  # item dtype name
+    dtype: np.dtype  # item dtype
     items: int  # items per thread
     algorithm: str
     needs_warp_multiple: bool  # the algorithm needs whole warps (checked at launch)
@@ -184,6 +184,9 @@ class LoadStoreParams:
     has_oob_default: bool
     has_offset: bool
     value_passing: str = ""  # store only: "payload" or "value" (a scalar stored as one item)
+
+    def __post_init__(self):
+        dtype_fields(self, "dtype")
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -232,7 +235,7 @@ def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTE
     return CallPlan(
         op="load", family="load_store", group=g, result=None, operands=operands,
         storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
-        params=LoadStoreParams(op="load", kind=g.kind, width=g.width, dtype=dtype.name, items=out.items,
+        params=LoadStoreParams(op="load", kind=g.kind, width=g.width, dtype=dtype, items=out.items,
                                algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
                                has_valid_items=has_vi, has_oob_default=has_oob, has_offset=has_off),
         generate=_generate, check_launch=_check_launch,
@@ -264,7 +267,7 @@ def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=O
     return CallPlan(
         op="store", family="load_store", group=g, result=None, operands=operands,
         storage=_storage(g, algo), temp_storage="temp_storage" if ts is not None else None,
-        params=LoadStoreParams(op="store", kind=g.kind, width=g.width, dtype=dtype.name, items=items,
+        params=LoadStoreParams(op="store", kind=g.kind, width=g.width, dtype=dtype, items=items,
                                algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
                                has_valid_items=has_vi, has_oob_default=False, has_offset=has_off,
                                value_passing=passing),
@@ -287,11 +290,11 @@ def _storage(group, algo: AlgorithmSpec):
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: LoadStoreParams = plan.params
-    op, kind, width, dtype_name, ipt, algo_name = p.op, p.kind, p.width, p.dtype, p.items, p.algorithm
+    op, kind, width, dtype, ipt, algo_name = p.op, p.kind, p.width, p.dtype, p.items, p.algorithm
     has_vi, has_oob, has_off = p.has_valid_items, p.has_oob_default, p.has_offset
     table = (LOAD_ALGORITHMS if op == "load" else STORE_ALGORITHMS)[kind]
     algo = table[algo_name]
-    t = cxx_type(np.dtype(dtype_name))
+    t = cxx_type(dtype)
     cls = {"load": {"block": "BlockLoad", "warp": "WarpLoad"},
            "store": {"block": "BlockStore", "warp": "WarpStore"}}[op][kind]
     if kind == "block":

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from . import _validate as v
@@ -155,13 +155,16 @@ class MergeSortParams:
     op: str  # "merge_sort_keys" or "merge_sort_pairs"
     kind: str  # the group kind: "block" or "warp"
     width: int  # logical warp width (0 for a block)
-    keys: str  # key dtype name
-    values: str | None  # value dtype name; None for a keys-only sort
+    keys: np.dtype  # key dtype
+    values: np.dtype | None  # value dtype; None for a keys-only sort
     items: int  # items per thread
     descending: bool  # after folding compare_op="greater" into a descending "less"
     has_valid_items: bool
     has_oob_default: bool
     order: str  # "less" or "callback" (a user compare_op)
+
+    def __post_init__(self):
+        dtype_fields(self, "keys", "values")
 
 
 def _plan(op: str, group, keys, values, descending, valid_items, oob_default, compare_op, temp_storage):
@@ -194,8 +197,8 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
     storage = StorageNeed(per="block") if g.kind == "block" else StorageNeed(per="logical_warp", width=g.width)
-    params = MergeSortParams(op=op, kind=g.kind, width=g.width, keys=kdt.name,
-                             values=vdt.name if vdt is not None else None, items=kp.items,
+    params = MergeSortParams(op=op, kind=g.kind, width=g.width, keys=kdt,
+                             values=vdt, items=kp.items,
                              descending=desc, has_valid_items=vi is not None,
                              has_oob_default=oob is not None, order=order)
     return CallPlan(
@@ -223,9 +226,9 @@ def plan_merge_sort_pairs(group, keys, values, /, *, descending=OMITTED, valid_i
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: MergeSortParams = plan.params
-    kdt = np.dtype(p.keys)
+    kdt = p.keys
     pairs = p.values is not None
-    value_t = cxx_type(np.dtype(p.values)) if pairs else "cub::NullType"
+    value_t = cxx_type(p.values) if pairs else "cub::NullType"
     if p.kind == "block":
         sort_t = "cub::BlockMergeSort<K, BLOCK_X, IPT, V, BLOCK_Y, BLOCK_Z>"
         tile, rank = "BLOCK_THREADS * IPT", "(int)linear_tid"

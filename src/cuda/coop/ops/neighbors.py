@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type, is_complex
+from .._dtypes import cxx_type, dtype_fields, is_complex
 from .._errors import UnsupportedDtypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
@@ -173,25 +173,31 @@ def _valid_items(call, arg):
 class AdjacentDifferenceParams:
     """The identity of one generated adjacent_difference provider."""
 
-    dtype: str  # item dtype name
+    dtype: np.dtype  # item dtype
     items: int  # items per thread
     direction: str  # "left" or "right"
     has_valid_items: bool
     has_neighbour: bool  # tile_predecessor_item (left) or tile_successor_item (right) given
     op: str  # a built-in operator's name, or "callback"
 
+    def __post_init__(self):
+        dtype_fields(self, "dtype")
+
 
 @dataclass(frozen=True, kw_only=True)
 class DiscontinuityParams:
     """The identity of one generated discontinuity provider."""
 
-    dtype: str  # item dtype name
+    dtype: np.dtype  # item dtype
     items: int  # items per thread
     mode: str  # "heads", "tails" or "heads_and_tails"
     has_valid_items: bool
     has_predecessor: bool  # tile_predecessor_item given
     has_successor: bool  # tile_successor_item given
     op: str  # a built-in predicate's name, or "callback"
+
+    def __post_init__(self):
+        dtype_fields(self, "dtype")
 
 
 def _operator(call, label, arg, aliases, default, dtype, restype, *, value_result=False):
@@ -240,7 +246,7 @@ def plan_adjacent_difference(block, values, /, *, direction=OMITTED, valid_items
         op="adjacent_difference", family="neighbors", group=g, result=PayloadResult(dtype, p.items),
         operands=operands, storage=StorageNeed(per="block"),
         temp_storage="temp_storage" if ts is not None else None,
-        params=AdjacentDifferenceParams(dtype=dtype.name, items=p.items, direction=direction,
+        params=AdjacentDifferenceParams(dtype=dtype, items=p.items, direction=direction,
                                         has_valid_items=has_vi, has_neighbour=has_nb, op=op),
         generate=_generate_difference, callbacks=callbacks,
     )
@@ -276,7 +282,7 @@ def plan_discontinuity(block, values, /, *, mode=OMITTED, valid_items=OMITTED, t
     return CallPlan(
         op="discontinuity", family="neighbors", group=g, result=result, operands=operands,
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=DiscontinuityParams(dtype=dtype.name, items=p.items, mode=mode, has_valid_items=has_vi,
+        params=DiscontinuityParams(dtype=dtype, items=p.items, mode=mode, has_valid_items=has_vi,
                                    has_predecessor=has_pred, has_successor=has_succ, op=op),
         generate=_generate_discontinuity, callbacks=callbacks,
     )
@@ -286,9 +292,9 @@ def plan_discontinuity(block, values, /, *, mode=OMITTED, valid_items=OMITTED, t
 # C++ generation
 # --------------------------------------------------------------------------------------
 
-def _common_decls(dtype_name, ipt, cub_class):
+def _common_decls(dtype, ipt, cub_class):
     return [
-        f"using T = {cxx_type(np.dtype(dtype_name))};",
+        f"using T = {cxx_type(dtype)};",
         f"constexpr int IPT = {ipt};",
         "constexpr long long TILE = (long long)BLOCK_THREADS * IPT;",
         f"using Algo = cub::{cub_class}<T, BLOCK_X, BLOCK_Y, BLOCK_Z>;",
@@ -322,9 +328,9 @@ _PARTIAL = ("if (valid_items >= TILE) {{ {full} }} "
 
 def _generate_difference(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: AdjacentDifferenceParams = plan.params
-    dtype_name, ipt, direction, op = p.dtype, p.items, p.direction, p.op
+    dtype, ipt, direction, op = p.dtype, p.items, p.direction, p.op
     has_vi, has_nb = p.has_valid_items, p.has_neighbour
-    decls = _common_decls(dtype_name, ipt, "BlockAdjacentDifference") + [_functor(op, "difference_op")]
+    decls = _common_decls(dtype, ipt, "BlockAdjacentDifference") + [_functor(op, "difference_op")]
     body = ["T (&in)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);",
             "T (&res)[IPT] = *reinterpret_cast<T (*)[IPT]>(out);",
             "Algo algo(*static_cast<TempStorage*>(temp));"]
@@ -351,9 +357,9 @@ def _generate_difference(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 def _generate_discontinuity(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: DiscontinuityParams = plan.params
-    dtype_name, ipt, mode, op = p.dtype, p.items, p.mode, p.op
+    dtype, ipt, mode, op = p.dtype, p.items, p.mode, p.op
     has_vi, has_pred, has_succ = p.has_valid_items, p.has_predecessor, p.has_successor
-    decls = _common_decls(dtype_name, ipt, "BlockDiscontinuity") + [_functor(op, "flag_op")]
+    decls = _common_decls(dtype, ipt, "BlockDiscontinuity") + [_functor(op, "flag_op")]
     body = ["T (&in)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);",
             "Algo algo(*static_cast<TempStorage*>(temp));"]
     if has_vi and plan.checked:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -190,8 +190,8 @@ class RadixSortParams:
     """The identity of one generated radix sort provider."""
 
     op: str  # "radix_sort_keys" or "radix_sort_pairs"
-    keys: str  # key dtype name
-    values: str | None  # value dtype name; None for a keys-only sort
+    keys: np.dtype  # key dtype
+    values: np.dtype | None  # value dtype; None for a keys-only sort
     items: int  # items per thread
     begin: int | None  # begin_bit when known at compile time; None: a runtime operand
     end: int | None  # end_bit when known at compile time; None: a runtime operand
@@ -201,18 +201,24 @@ class RadixSortParams:
     has_valid_items: bool
     has_oob_default: bool
 
+    def __post_init__(self):
+        dtype_fields(self, "keys", "values")
+
 
 @dataclass(frozen=True, kw_only=True)
 class RadixRankParams:
     """The identity of one generated radix_rank provider."""
 
     op: str  # "radix_rank"
-    keys: str  # key dtype name
+    keys: np.dtype  # key dtype
     items: int  # items per thread
     begin: int | None  # begin_bit when known at compile time; None: a runtime operand
     radix_bits: int  # the digit width
     descending: bool
     prefix_items: int | None  # items per thread of exclusive_digit_prefix; None when not given
+
+    def __post_init__(self):
+        dtype_fields(self, "keys")
 
 
 def _bit_operand(call, label, arg, key_bits, operands):
@@ -270,7 +276,7 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
         )
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
-    params = RadixSortParams(op=op, keys=kdt.name, values=vdt.name if vdt is not None else None,
+    params = RadixSortParams(op=op, keys=kdt, values=vdt,
                              items=kp.items, begin=begin, end=end, descending=desc, striped=striped,
                              radix_bits=rbits, has_valid_items=vi is not None,
                              has_oob_default=oob is not None)
@@ -346,7 +352,7 @@ def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix
             f"{call}: bits [{begin}, {begin + rbits}) reach past the {key_bits} bits of {kdt.name} keys; "
             f"use begin_bit <= {key_bits - rbits}"
         )
-    params = RadixRankParams(op="radix_rank", keys=kdt.name, items=kp.items, begin=begin, radix_bits=rbits,
+    params = RadixRankParams(op="radix_rank", keys=kdt, items=kp.items, begin=begin, radix_bits=rbits,
                              descending=desc, prefix_items=prefix_items)
     return CallPlan(
         op="radix_rank", family="radix", group=g, result=result_like(_INT32, kp),
@@ -407,13 +413,13 @@ def _sort_type(value_t: str, radix_bits: int) -> str:
 
 def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: RadixSortParams = plan.params
-    kdt = np.dtype(p.keys)
+    kdt = p.keys
     pairs = p.values is not None
     striped = p.striped
     runtime_bits = p.begin is None or p.end is None
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'cub::NullType'};",
+        f"using V = {cxx_type(p.values) if pairs else 'cub::NullType'};",
         f"constexpr int IPT = {p.items};",
         f"constexpr int KEY_BITS = {kdt.itemsize * 8};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
@@ -474,7 +480,7 @@ def _generate_sort(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 def _generate_rank(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: RadixRankParams = plan.params
-    kdt = np.dtype(p.keys)
+    kdt = p.keys
     rbits = p.radix_bits
     decls = [
         f"using K = {cxx_type(kdt)};",

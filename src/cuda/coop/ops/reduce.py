@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type, is_integer
+from .._dtypes import cxx_type, dtype_fields, is_integer
 from .._errors import (
     ConflictingArgumentsError,
     InvalidArgumentTypeError,
@@ -256,7 +256,7 @@ class ReduceParams:
 
     kind: str  # the group kind: "block", "warp", "warps", "thread" or "cluster"
     width: int  # logical warp width, or warps per group for "warps" (0 for a block)
-    dtype: str  # value dtype name
+    dtype: np.dtype  # value dtype
     value_passing: str  # "payload" or "value" (a scalar)
     op: str  # canonical operator name, or "user" (a device function)
     algorithm: str | None  # block algorithm name; None for other groups
@@ -265,16 +265,22 @@ class ReduceParams:
     literal_valid_items: int | None  # valid_items when a compile-time constant (checked at launch)
     items: int  # items per thread
 
+    def __post_init__(self):
+        dtype_fields(self, "dtype")
+
 
 @dataclass(frozen=True, kw_only=True)
 class ReduceBatchedParams:
     """The identity of one generated reduce_batched provider."""
 
     width: int  # logical warp width
-    dtype: str  # value dtype name
+    dtype: np.dtype  # value dtype
     batches: int  # the value's items per lane: one batch per slot
     op: str  # canonical operator name, or "user" (a device function)
     output_layout: str  # "striped" or "blocked"
+
+    def __post_init__(self):
+        dtype_fields(self, "dtype")
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -397,7 +403,7 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     return CallPlan(
         op=op_name, family="reduce", group=g, result=ScalarResult(dtype), operands=tuple(operands),
         storage=storage, temp_storage="temp_storage" if ts is not None else None,
-        params=ReduceParams(kind=g.kind, width=g.width, dtype=dtype.name, value_passing=passing,
+        params=ReduceParams(kind=g.kind, width=g.width, dtype=dtype, value_passing=passing,
                             op=op if isinstance(op, str) else "user", algorithm=algo.name if algo else None,
                             has_valid_items=has_vi, broadcast=bcast, literal_valid_items=literal_vi,
                             items=items),
@@ -433,7 +439,7 @@ def plan_reduce_batched(group, value, /, *, binary_op=OMITTED, output_layout=OMI
         operands=(AbiOperand("value", "payload", dtype, "items"),
                   AbiOperand("result", "out", dtype, "result")),
         storage=None, temp_storage=None,
-        params=ReduceBatchedParams(width=g.width, dtype=dtype.name, batches=value.items,
+        params=ReduceBatchedParams(width=g.width, dtype=dtype, batches=value.items,
                                    op=op if isinstance(op, str) else "user", output_layout=layout),
         generate=_generate_batched, check_launch=_check_launch,
         callbacks=binary_callbacks(op, dtype),
@@ -462,10 +468,10 @@ def thread_reduce_cpp(op_expr: str, src: str, dst: str, *, valid: str | None = N
 
 def _generate_reduce(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: ReduceParams = plan.params
-    kind, width, dtype_name, passing, op = p.kind, p.width, p.dtype, p.value_passing, p.op
+    kind, width, dtype, passing, op = p.kind, p.width, p.dtype, p.value_passing, p.op
     algo_name, has_vi, bcast, items = p.algorithm, p.has_valid_items, p.broadcast, p.items
     user = op == "user"
-    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {items};"]
+    decls = [f"using T = {cxx_type(dtype)};", f"constexpr int IPT = {items};"]
     if user:
         decls.append(USER_OP_DECL)
     functor = "UserOp" if user else _FUNCTORS[op]
@@ -650,10 +656,10 @@ __device__ __forceinline__ U shfl_xor(U value, int lane_mask, unsigned member_ma
 
 def _generate_batched(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: ReduceBatchedParams = plan.params
-    width, dtype_name, batches, op, layout = p.width, p.dtype, p.batches, p.op, p.output_layout
+    width, dtype, batches, op, layout = p.width, p.dtype, p.batches, p.op, p.output_layout
     user = op == "user"
     per_lane = -(-batches // width)
-    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};",
+    decls = [f"using T = {cxx_type(dtype)};",
              f"constexpr int B = {batches};",
              f"constexpr int S = {per_lane};  // batches per lane after the reduction",
              SHFL_XOR_DECL]

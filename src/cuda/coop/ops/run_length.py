@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type, dtype_names, is_integer, is_supported
+from .._dtypes import cxx_type, dtype_fields, dtype_names, is_integer, is_supported
 from .._errors import (
     DtypeMismatchError,
     ExtentMismatchError,
@@ -185,20 +185,23 @@ class RunLengthParams:
     """The identity of one generated run-length decode provider."""
 
     op: str  # "window" or "into"
-    value: str  # run value dtype name
+    value: np.dtype  # run value dtype
     values_passing: str  # "payload" or "value"
-    length: str  # run length dtype name
+    length: np.dtype  # run length dtype
     lengths_passing: str
     runs: int  # runs per thread
     decoded: int  # decoded items per thread
     has_offset: bool  # decoded_window_offset / destination_offset given
     has_oob: bool
-    relative: str  # relative offsets dtype name, or ""
+    relative: np.dtype | None  # relative offsets dtype, or None
     return_total: bool
     into_relative: bool = False  # run_length_decode_into writes relative offsets too
-    total_payload: str = ""  # total_decoded_size payload dtype name, or ""
-    total_dtype: str = "int64"  # dtype of the returned total
+    total_payload: np.dtype | None = None  # total_decoded_size payload dtype, or None
+    total_dtype: np.dtype = np.dtype("int64")  # dtype of the returned total
     offset_unsigned: bool = False  # decoded_window_offset is a uint64 (passed as such, not as int64)
+
+    def __post_init__(self):
+        dtype_fields(self, "value", "length", "relative", "total_payload", "total_dtype")
 
 
 def _operand(call, label, arg, *, integer=False):
@@ -314,10 +317,10 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
         result = window
     # Keywords, not positions: a positional total once landed in into_relative and the
     # total was never written.
-    params = RunLengthParams(op="window", value=vdt.name, values_passing=vpass, length=ldt.name,
+    params = RunLengthParams(op="window", value=vdt, values_passing=vpass, length=ldt,
                              lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
-                             has_oob=oob is not None, relative=rel.dtype.name if rel is not None else "",
-                             return_total=with_total, total_payload=tot.dtype.name if tot is not None else "",
+                             has_oob=oob is not None, relative=rel.dtype if rel is not None else None,
+                             return_total=with_total, total_payload=tot.dtype if tot is not None else None,
                              offset_unsigned=off_unsigned)
     return CallPlan(
         op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
@@ -364,10 +367,10 @@ def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, 
         operands.append(AbiOperand("relative_offsets", "array", rel.dtype, "rel_dst"))
         operands.append(AbiOperand("relative_offsets", "extent", _I64, "rel_len"))
     operands.append(AbiOperand("result", "out", total_dt, "total_out"))
-    params = RunLengthParams(op="into", value=vdt.name, values_passing=vpass, length=ldt.name,
+    params = RunLengthParams(op="into", value=vdt, values_passing=vpass, length=ldt,
                              lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
-                             has_oob=False, relative=rel.dtype.name if rel is not None else "",
-                             return_total=True, into_relative=rel is not None, total_dtype=total_dt.name)
+                             has_oob=False, relative=rel.dtype if rel is not None else None,
+                             return_total=True, into_relative=rel is not None, total_dtype=total_dt)
     return CallPlan(
         op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(total_dt),
         operands=tuple(operands), storage=StorageNeed(per="block"),
@@ -380,7 +383,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     p: RunLengthParams = plan.params
     runs = launch.block_threads * p.runs
     off = offset_dtype(p.length, launch.block_threads, p.runs)
-    table = runs * (np.dtype(p.value).itemsize + off.itemsize)
+    table = runs * (p.value.itemsize + off.itemsize)
     if table > MAX_SHARED_LIMIT:
         # Before NVRTC: the run table alone fits in no GPU's shared memory (the kernel's plan
         # checks the target's own limit once every call's scratch is known).
@@ -484,12 +487,12 @@ __device__ __forceinline__ void decode(const TempStorage& ts, unsigned long long
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: RunLengthParams = plan.params
     threads = launch.block_threads
-    vdt = np.dtype(p.value)
+    vdt = p.value
     off_t = offset_dtype(p.length, threads, p.runs)
     runs_total = threads * p.runs
     decls = [
         f"using V = {cxx_type(vdt)};",
-        f"using L = {cxx_type(np.dtype(p.length))};",
+        f"using L = {cxx_type(p.length)};",
         f"using Off = {cxx_type(off_t)};",
         _COMMON.format(runs=p.runs, decoded=p.decoded, first_step=1 << (runs_total.bit_length() - 1),
                        checks=_length_checks(plan) if plan.checked else ""),
@@ -518,7 +521,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 def _length_checks(plan: CallPlan) -> str:
     """Per-run checks, inside ``prepare`` after the scan (``offsets``: exclusive sums)."""
-    signed = np.dtype(plan.params.length).kind == "i"
+    signed = plan.params.length.kind == "i"
     lines = ["#pragma unroll", "for (int j = 0; j < R; ++j) {", "  const long long run = (long long)tid * R + j;"]
     if signed:
         lines.append("  " + check_item(plan, "lengths[j] < L(0)", "run_lengths", "run", "lengths[j]",
@@ -544,8 +547,8 @@ def _window_checks(plan: CallPlan) -> list:
     checks = []
     if p.has_offset:
         checks.append(check_range(plan, "decoded_window_offset", "window_offset", "0", "0x7fffffffffffffffLL"))
-    if p.total_payload:
-        checks += _total_checks(plan, np.dtype(p.total_payload),
+    if p.total_payload is not None:
+        checks += _total_checks(plan, p.total_payload,
                                 f"(the largest {p.total_payload}, total_decoded_size's dtype)")
     if p.return_total:
         checks += _total_checks(plan, _I64, "(the largest int64, return_total's dtype)")
@@ -564,7 +567,7 @@ def _into_checks(plan: CallPlan) -> list:
             checks.append(check_range(plan, "destination_offset", "off", "0", "rel_len"))
         checks.append(check_at_most(plan, "total decoded size", "total", "rel_len - off",
                                     "(the room in relative_offsets after destination_offset)"))
-    dt = np.dtype(p.total_dtype)
+    dt = p.total_dtype
     checks += _total_checks(plan, dt, f"(the largest {dt.name}, the dtype of the returned total)")
     return checks
 
@@ -579,8 +582,8 @@ def _window_body(p: RunLengthParams) -> list:
         body.append("const unsigned long long from = 0ULL;")
     oob = "oob_default" if p.has_oob else "V(0)"
     emit = [f"decoded[i] = inside ? value : {oob};"]
-    if p.relative:
-        rdt = np.dtype(p.relative)
+    if p.relative is not None:
+        rdt = p.relative
         # Past the total: all bits set, i.e. the maximum of an unsigned dtype and -1 of a
         # signed one (NVIDIA's convention).
         body.append(f"using Rel = {cxx_type(rdt)};")
@@ -588,10 +591,10 @@ def _window_body(p: RunLengthParams) -> list:
     body.append("decode(ts, total, sat_add(from, (unsigned long long)linear_tid * D),\n"
                 "       [&](int i, bool inside, V value, unsigned long long index) {\n"
                 + "\n".join("         " + e for e in emit) + "\n"
-                + ("         (void)index;\n" if not p.relative else "")
+                + ("         (void)index;\n" if p.relative is None else "")
                 + "       });")
-    if p.total_payload:
-        body.append(_saturated("total_item[0]", np.dtype(p.total_payload)))
+    if p.total_payload is not None:
+        body.append(_saturated("total_item[0]", p.total_payload))
     body.append("*total_out = total_s;" if p.return_total else "(void)total_s;")
     return body
 
@@ -637,7 +640,7 @@ def _into_body(p: RunLengthParams, vdt, checks: list) -> list:
         "  const long long first = w + (long long)linear_tid * D;",
         "  decode(ts, total, (unsigned long long)first,",
         f"         {emit}",
-        *([f"  using Rel = {cxx_type(np.dtype(p.relative))};",
+        *([f"  using Rel = {cxx_type(p.relative)};",
            "  #pragma unroll",
            "  for (int i = 0; i < D; ++i) {",
            "    const long long q = first + i;",
@@ -665,7 +668,7 @@ def _into_body(p: RunLengthParams, vdt, checks: list) -> list:
         "    }",
         "  }",
         "}",
-        _saturated("*total_out", np.dtype(p.total_dtype)),
+        _saturated("*total_out", p.total_dtype),
     ]
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -220,7 +220,7 @@ class ScanParams:
 
     kind: str  # the group kind: "block" or "warp"
     width: int  # logical warp width (0 for a block)
-    dtype: str  # value dtype name
+    dtype: np.dtype  # value dtype
     items: int  # items per thread
     mode: str  # "exclusive" or "inclusive"
     op: str  # canonical operator name, or "user" (a device function)
@@ -229,8 +229,11 @@ class ScanParams:
     has_valid_items: bool
     has_aggregate: bool  # aggregate_output given
     prefix: str | None  # prefix_op: "stateful" (with a state), "stateless", or None when not given
-    state_dtype: str | None  # dtype name of the prefix callback's state, if any
+    state_dtype: np.dtype | None  # dtype of the prefix callback's state, if any
     literal_valid_items: int | None  # valid_items when a compile-time constant
+
+    def __post_init__(self):
+        dtype_fields(self, "dtype", "state_dtype")
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -355,11 +358,11 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
         op=op_name, family="scan", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block") if g.kind == "block" else None,
         temp_storage="temp_storage" if ts is not None else None,
-        params=ScanParams(kind=g.kind, width=g.width, dtype=dtype.name, items=items, mode=mode,
+        params=ScanParams(kind=g.kind, width=g.width, dtype=dtype, items=items, mode=mode,
                           op=op if isinstance(op, str) else "user", algorithm=algo.name if algo else None,
                           has_initial_value=has_init, has_valid_items=has_vi, has_aggregate=has_agg,
                           prefix="stateful" if state_dtype is not None else ("stateless" if has_prefix else None),
-                          state_dtype=state_dtype.name if state_dtype is not None else None,
+                          state_dtype=state_dtype,
                           literal_valid_items=literal_vi),
         generate=_generate, check_launch=_check_launch, callbacks=tuple(callbacks),
     )
@@ -414,10 +417,10 @@ def plan_inclusive_sum(group, value, state=OMITTED, /, *, valid_items=OMITTED, a
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: ScanParams = plan.params
-    kind, width, dtype_name, items, mode, op = p.kind, p.width, p.dtype, p.items, p.mode, p.op
+    kind, width, dtype, items, mode, op = p.kind, p.width, p.dtype, p.items, p.mode, p.op
     algo_name, has_init, has_vi, has_agg = p.algorithm, p.has_initial_value, p.has_valid_items, p.has_aggregate
     prefix, state_dtype = p.prefix, p.state_dtype
-    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {items};"]
+    decls = [f"using T = {cxx_type(dtype)};", f"constexpr int IPT = {items};"]
     if op == "user":
         decls.append(_reduce.USER_OP_DECL.replace("binary_op(", "scan_op("))
         decls.append("using Op = UserOp;")
@@ -435,7 +438,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         decls.append("using TempStorage = typename Scan::TempStorage;")
         if prefix == "stateful":
             decls.append(
-                f"struct Prefix {{ {cxx_type(np.dtype(state_dtype))}* state; "
+                f"struct Prefix {{ {cxx_type(state_dtype)}* state; "
                 "__device__ __forceinline__ T operator()(T block_aggregate) "
                 "{ return prefix_op(state, block_aggregate); } };")
             body.append("Prefix prefix{prefix_state};")

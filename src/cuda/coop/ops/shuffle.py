@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import InvalidArgumentTypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
@@ -99,12 +99,15 @@ def shuffle(block, value, /, *, mode="down", distance=1, temp_storage=None):
 class ShuffleParams:
     """The identity of one generated shuffle provider."""
 
-    dtype: str  # item dtype name
+    dtype: np.dtype  # item dtype
     items: int  # items per thread (1 for a scalar)
     mode: str  # "up", "down" (tile modes), "offset", "rotate" (scalar modes)
     has_distance: bool  # distance= given (a runtime operand unless folded below)
     unit_distance: bool  # distance is 1 (omitted or a literal 1): CUB's Up/Down apply directly
     literal_distance: int | None  # the distance when known at compile time, else None
+
+    def __post_init__(self):
+        dtype_fields(self, "dtype")
 
 
 def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storage=OMITTED) -> CallPlan:
@@ -145,7 +148,7 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     return CallPlan(
         op="shuffle", family="shuffle", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=ShuffleParams(dtype=dtype.name, items=items, mode=m, has_distance=d is not None,
+        params=ShuffleParams(dtype=dtype, items=items, mode=m, has_distance=d is not None,
                              unit_distance=unit, literal_distance=literal),
         generate=_generate,
     )
@@ -174,11 +177,11 @@ for (int i = 0; i < IPT; ++i) {
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: ShuffleParams = plan.params
-    dtype_name, ipt, mode, has_distance = p.dtype, p.items, p.mode, p.has_distance
+    dtype, ipt, mode, has_distance = p.dtype, p.items, p.mode, p.has_distance
     unit, literal = p.unit_distance, p.literal_distance
     distance = "distance" if has_distance else "1LL"
     threads = launch.block[0] * launch.block[1] * launch.block[2]
-    decls = [f"using T = {cxx_type(np.dtype(dtype_name))};", f"constexpr int IPT = {ipt};",
+    decls = [f"using T = {cxx_type(dtype)};", f"constexpr int IPT = {ipt};",
              "using Shuffle = cub::BlockShuffle<T, BLOCK_X, BLOCK_Y, BLOCK_Z>;"]
     body = []
     if mode in SCALAR_MODES:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import cxx_type
+from .._dtypes import cxx_type, dtype_fields
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from . import _validate as v
@@ -184,8 +184,8 @@ class TopkParams:
 
     op: str  # "topk_min_keys", "topk_max_pairs", ...
     largest: bool  # the max variants
-    keys: str  # key dtype name
-    values: str | None  # value dtype name; None for the keys-only variants
+    keys: np.dtype  # key dtype
+    values: np.dtype | None  # value dtype; None for the keys-only variants
     items: int  # items per thread
     k: int | None  # k when known at compile time; None: a runtime operand
     begin: int | None = 0  # begin_bit when known at compile time; None: a runtime operand
@@ -193,6 +193,9 @@ class TopkParams:
     has_bits: bool = False  # begin_bit/end_bit given: the comparison uses that bit range
     has_valid_items: bool
     algorithm: str  # "radix_sort" or "radix_select"
+
+    def __post_init__(self):
+        dtype_fields(self, "keys", "values")
 
 
 def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_storage, begin_bit=OMITTED,
@@ -240,7 +243,7 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
         has_bits = False  # every bit, written out: the same provider as leaving them out
     key_result = result_like(kdt, kp)
     result = key_result if vdt is None else TupleResult((key_result, result_like(vdt, vp)))
-    params = TopkParams(op=op, largest=largest, keys=kdt.name, values=vdt.name if vdt is not None else None,
+    params = TopkParams(op=op, largest=largest, keys=kdt, values=vdt,
                         items=kp.items, k=k_static, has_valid_items=vi is not None, algorithm=algo,
                         begin=begin if has_bits else 0, end=end if has_bits else key_bits, has_bits=has_bits)
     return CallPlan(
@@ -293,11 +296,11 @@ def _checks(plan: CallPlan) -> list:
 
 def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: TopkParams = plan.params
-    kdt = np.dtype(p.keys)
+    kdt = p.keys
     pairs = p.values is not None
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'cub::NullType'};",
+        f"using V = {cxx_type(p.values) if pairs else 'cub::NullType'};",
         f"constexpr int IPT = {p.items};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
         f"constexpr int KEY_BITS = {kdt.itemsize * 8};",
@@ -338,11 +341,11 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
 
 def _generate_select(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     p: TopkParams = plan.params
-    kdt = np.dtype(p.keys)
+    kdt = p.keys
     pairs = p.values is not None
     decls = [
         f"using K = {cxx_type(kdt)};",
-        f"using V = {cxx_type(np.dtype(p.values)) if pairs else 'K'};",
+        f"using V = {cxx_type(p.values) if pairs else 'K'};",
         f"constexpr int IPT = {p.items};",
         "constexpr long long TILE = BLOCK_THREADS * IPT;",
         bit_ordering("Ordered", kdt),
