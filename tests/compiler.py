@@ -17,9 +17,9 @@ Kernels built from source text (tests/kernelgen.py) use the same compiler.
 What a compiler does not do is a mark at the test, tied to the exception it raises
 (conftest.py applies them for the selected compiler):
 
-    @pytest.mark.xfail_on("numba-cuda", "SharedMemoryLimitError", "why", ids=("int64-16",))
+    @pytest.mark.xfail_on("numba-cuda", "SharedMemoryLimitError", "why", ids=("logical-int64-16",))
         strict xfail on that compiler, raising that class (a cuda.coop error, a Numba error or
-        a builtin); ``ids`` limits it to the parameter sets whose id contains one of them.
+        a builtin); ``ids`` limits it to the parameter sets with exactly those ids.
     @pytest.mark.only_on("numba-cuda-mlir", "why")
         skipped with the reason on every other compiler.
 
