@@ -8,29 +8,16 @@ is not installed skips its instance with the reason.  ``kernel_for``, ``types_fo
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
+from . import compiler as compiler_names
 from .kernelgen import module_from_source
 
-COMPILERS = ["numba-cuda-mlir", "numba-cuda"]
-_MODULE = {"numba-cuda-mlir": "numba_cuda_mlir", "numba-cuda": "numba_cuda"}
+COMPILERS = list(compiler_names.NAMES)
 
 
 def require(compiler: str) -> None:
-    if importlib.util.find_spec(_MODULE[compiler]) is None:
-        pytest.skip(f"{compiler} is not installed (pip install 'cuda-coop[{compiler}-cu13]')")
-    if compiler == "numba-cuda":
-        from cuda.coop._errors import BackendUnavailableError, UnsupportedBackendVersionError
-
-        try:
-            from cuda import coop
-
-            coop.register("numba-cuda")
-        # e.g. numba.cuda is numba's own target, or a NumPy numba-cuda cannot compile with
-        except (BackendUnavailableError, UnsupportedBackendVersionError) as error:
-            pytest.skip(f"numba-cuda backend unavailable here: {error}")
+    compiler_names.require(compiler)
 
 
 def kernel_for(compiler: str, source: str):
@@ -43,21 +30,11 @@ def kernel_for(compiler: str, source: str):
 
 
 def types_for(compiler: str):
-    require(compiler)
-    if compiler == "numba-cuda":
-        from numba.cuda import types
-    else:
-        from numba_cuda_mlir.numba_cuda import types
-    return types
+    return compiler_names.lend("types", compiler)
 
 
 def compile_for(compiler: str, kernel, argtypes, **kw):
-    require(compiler)
-    if compiler == "numba-cuda":
-        from cuda.coop.numba_cuda import compile_cubin
-    else:
-        from cuda.coop.numba_mlir import compile_cubin
-    return compile_cubin(kernel, argtypes, **kw)
+    return compiler_names.lend("compile_cubin", compiler)(kernel, argtypes, **kw)
 
 
 def gpu_for(compiler: str):
@@ -65,11 +42,7 @@ def gpu_for(compiler: str):
     ci/pytest_plugins/gpu_compile_only plugin compiles the launches instead)."""
     import os
 
-    require(compiler)
-    if compiler == "numba-cuda":
-        from numba import cuda
-    else:
-        from numba_cuda_mlir import cuda
+    cuda = compiler_names.lend("cuda", compiler)
     if not cuda.is_available() and os.environ.get("CUDA_COOP_GPU_COMPILE_ONLY") != "1":
         pytest.skip(f"no CUDA device ({compiler}: cuda.is_available() is False)")
     return cuda

@@ -71,11 +71,13 @@ def select(name: str) -> None:
     kernelgen.DEFAULT_COMPILER = name
 
 
-def require() -> None:
-    """Skip where the selected compiler is not installed or its backend cannot register."""
-    if importlib.util.find_spec(_PACKAGE[NAME]) is None:
-        pytest.skip(f"{NAME} is not installed (pip install 'cuda-coop[{NAME}-cu13]')", allow_module_level=True)
-    if NAME == "numba-cuda":
+def require(compiler: str | None = None) -> None:
+    """Skip where the compiler (default: the run's) is not installed or its backend cannot register."""
+    compiler = compiler or NAME
+    if importlib.util.find_spec(_PACKAGE[compiler]) is None:
+        pytest.skip(f"{compiler} is not installed (pip install 'cuda-coop[{compiler}-cu13]')",
+                    allow_module_level=True)
+    if compiler == "numba-cuda":
         from cuda.coop._errors import (
             BackendUnavailableError,
             UnsupportedBackendVersionError,
@@ -104,14 +106,20 @@ def named_exception(name: str) -> type:
     return found
 
 
-def __getattr__(attribute: str):
+def lend(attribute: str, compiler: str | None = None):
+    """One of the names above, of ``compiler`` (default: the run's); skips where it is absent."""
+    compiler = compiler or NAME
     try:
-        module, name = _NAMES[NAME][attribute]
+        module, name = _NAMES[compiler][attribute]
     except KeyError:
         raise AttributeError(f"tests.compiler has no {attribute!r}") from None
-    require()
+    require(compiler)
     found = importlib.import_module(module)
     return found if name is None else getattr(found, name)
+
+
+def __getattr__(attribute: str):
+    return lend(attribute)
 
 
 # Why classic numba-cuda differs, for the marks at the tests (docs/choosing_a_compiler.rst).
