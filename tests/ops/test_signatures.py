@@ -1,18 +1,19 @@
-"""Every public stub and its ``plan_*`` function agree on their parameters.
+"""Every public stub is the one place its operation's parameters are written.
 
-An operation's signature is written twice: the public stub (what users read and
-call) and the family's ``plan`` (what typing calls with descriptors).  They must
-have the same parameter names in the same order and of the same kinds.
+The family's planner reads a call through ``core.binding.CallArgs`` (``args.algorithm``)
+and is made the operation's plan by ``@plans(stub)``, which gives the plan the stub's
+signature: a keyword is added to the stub (and its docstring) and read where the
+planner uses it, nowhere else.
 
 Their defaults are spelled differently on purpose: the binder
 (``core/binding.bind_descriptors``) passes ``OMITTED`` for every
-control a call leaves out, so each ``plan`` default is ``OMITTED`` and the plan
-decides what omission means.  The checked mapping: a stub default must mean
-exactly what the plan does on omission, i.e. planning a sample call with the
-stub's default written out gives the same ``CallPlan`` (params, operands,
-result, storage: the generated C++) as leaving it out.  A stub default of
-``None`` on a control the plan requires is a disagreement too (the stub claims
-the control is optional): such controls have no default in the stub.
+control a call leaves out, so the plan decides what omission means.  The checked
+mapping: a stub default must mean exactly what the plan does on omission, i.e.
+planning a sample call with the stub's default written out gives the same
+``CallPlan`` (params, operands, result, storage: the generated C++) as leaving it
+out.  A stub default of ``None`` on a control the plan requires is a disagreement
+too (the stub claims the control is optional): such controls have no default in
+the stub.
 """
 
 from __future__ import annotations
@@ -104,17 +105,15 @@ def test_every_public_operation_has_a_sample_call():
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
-def test_stub_and_plan_have_the_same_parameters(name):
+def test_planner_takes_the_stub_signature_instead_of_repeating_it(name):
     op_spec = SPECS[name]
+    planner = getattr(op_spec.plan, "__wrapped__", None)
+    assert planner is not None, f"{name}: its plan is not made by core.binding.plans(stub)"
+    assert list(inspect.signature(planner).parameters) == ["args"], (
+        f"{name}: the planner {planner.__qualname__} takes its own parameter list; take `args: CallArgs`")
     stub = list(inspect.signature(op_spec.stub).parameters.values())
     plan = list(inspect.signature(op_spec.plan).parameters.values())
     assert [(p.name, p.kind) for p in stub] == [(p.name, p.kind) for p in plan]
-    for s, p in zip(stub, plan):
-        if s.kind == inspect.Parameter.POSITIONAL_ONLY and s.default is _EMPTY:
-            assert p.default is _EMPTY, f"{name}: required operand {p.name} has a plan default"
-        else:
-            # Optional operands and every control: omission reaches the plan as OMITTED.
-            assert p.default is spec.OMITTED, f"{name}: plan default of {p.name} is {p.default!r}, not OMITTED"
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

@@ -26,8 +26,8 @@ from .._errors import MissingArgumentError, UnsupportedAlgorithmForGroupError, U
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ._launch_rules import check_whole_warps
+from ..core.binding import CallArgs, plans
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     CallPlan,
     CppProvider,
@@ -179,38 +179,38 @@ class ExchangeParams:
         dtype_fields(self, "dtype", "rank_dtype", "flag_dtype")
 
 
-def plan_exchange(group, value, /, *, mode=OMITTED, ranks=OMITTED, valid_flags=OMITTED,
-                  warp_time_slicing=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    call = "coop.exchange()"
-    g = v.require_group(call, group)
-    items = v.require_payload(call, "value", value, movement=True)
+@plans(exchange)
+def plan_exchange(args: CallArgs) -> CallPlan:
+    call = args.call
+    g = v.require_group(call, args.group)
+    items = v.require_payload(call, "value", args.value, movement=True)
     dtype = v.require_known_dtype(call, "value", items)
-    m = _choose_mode(call, mode, g)
-    sliced = v.require_literal_bool(call, "warp_time_slicing", warp_time_slicing, False)
+    m = _choose_mode(call, args.mode, g)
+    sliced = v.require_literal_bool(call, "warp_time_slicing", args.warp_time_slicing, False)
     if sliced and g.kind != "block":
         raise UnsupportedAlgorithmForGroupError(
             f"{call}: warp_time_slicing=True applies to block exchanges, not to group={g.label}; "
             "remove it (a warp exchange already uses one warp's worth of scratch)"
         )
     if sliced and not m.time_slicing:
-        v.forbid(call, "warp_time_slicing", warp_time_slicing,
+        v.forbid(call, "warp_time_slicing", args.warp_time_slicing,
                  f"cannot be combined with mode={m.name!r} (CUB's guarded and flagged scatters "
                  "need the whole tile in scratch); use mode='scatter_to_striped' or drop "
                  "warp_time_slicing")
     operands = [AbiOperand("value", "payload", dtype, "items")]
     rank_dtype = _integer_companion(
-        call, m, "ranks", ranks, items, m.ranks, operands, c_name="ranks", purpose=" (tile positions)",
+        call, m, "ranks", args.ranks, items, m.ranks, operands, c_name="ranks", purpose=" (tile positions)",
         needs="a coop.ThreadData of integers with the tile position of each item (same items_per_thread "
               "as value)",
         unused=f"is only used by the scatter modes, not by mode={m.name!r}; remove it or choose a "
                "'scatter_to_*' mode")
     flag_dtype = _integer_companion(
-        call, m, "valid_flags", valid_flags, items, m.flags, operands, c_name="flags",
+        call, m, "valid_flags", args.valid_flags, items, m.flags, operands, c_name="flags",
         purpose=" (0 drops the item)",
         needs="a coop.ThreadData of integers (0 drops the item) with the same items_per_thread as value",
         unused="is only used by mode='scatter_to_striped_flagged'; remove it or choose that mode")
     operands.append(AbiOperand("result", "out", dtype, "out"))
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     storage = StorageNeed(per="block") if g.kind == "block" else StorageNeed(per="logical_warp", width=g.width)
     return CallPlan(
         op="exchange", family="exchange", group=g, result=PayloadResult(dtype, items.items),

@@ -40,10 +40,10 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
+from ..core.binding import CallArgs, plans
 from ..core.storage import MAX_SHARED_LIMIT
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     AlgorithmSpec,
     CallPlan,
@@ -186,18 +186,17 @@ def _samples(call, samples):
     return dtype, items, passing
 
 
-def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, counter_dtype=OMITTED,
-                   algorithm=OMITTED, valid_items=OMITTED, layout=OMITTED, accumulate=OMITTED,
-                   temp_storage=OMITTED) -> CallPlan:
-    call = "coop.histogram()"
-    g = v.require_group(call, block, kinds=("block",))
-    algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, "atomic")
-    sample_dtype, items, passing = _samples(call, samples)
+@plans(histogram)
+def plan_histogram(args: CallArgs) -> CallPlan:
+    call, bins, accumulate = args.call, args.bins, args.accumulate
+    g = v.require_group(call, args.block, kinds=("block",))
+    algo = v.choose_algorithm(call, args.algorithm, g, ALGORITHMS, "atomic")
+    sample_dtype, items, passing = _samples(call, args.samples)
     if not v.is_given(bins):
         raise MissingArgumentError(f"{call}: bins= is required; pass the number of bins, e.g. bins=256")
     n_bins = v.require_literal_int(call, "bins", bins, minimum=1, maximum=2**31 - 1)
-    bpt = v.optional_literal_int(call, "bins_per_thread", bins_per_thread, minimum=1, maximum=2**16)
-    counter = _counter_dtype(call, counter_dtype)
+    bpt = v.optional_literal_int(call, "bins_per_thread", args.bins_per_thread, minimum=1, maximum=2**16)
+    counter = _counter_dtype(call, args.counter_dtype)
     acc = None
     if v.is_given(accumulate):
         if not isinstance(accumulate, PayloadArg):
@@ -233,9 +232,9 @@ def plan_histogram(block, samples, /, *, bins=OMITTED, bins_per_thread=OMITTED, 
             f"memory, above the {MAX_SHARED_LIMIT} bytes that any GPU gives a thread block; use fewer bins "
             f"(at most {MAX_SHARED_LIMIT // counter.itemsize} of {counter.name}) or a narrower counter_dtype"
         )
-    vi = v.optional_int_operand(call, "valid_items", valid_items)
-    lay = v.choose(call, "layout", layout, LAYOUTS, "blocked")
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    vi = v.optional_int_operand(call, "valid_items", args.valid_items)
+    lay = v.choose(call, "layout", args.layout, LAYOUTS, "blocked")
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = [AbiOperand("samples", passing, sample_dtype, "samples" if passing == "payload" else "sample")]
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))

@@ -20,9 +20,9 @@ from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ._launch_rules import check_whole_warps
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     AlgorithmSpec,
     CallPlan,
@@ -202,9 +202,11 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
         )
 
 
-def _controls(call, group, dtype, valid_items, offset, oob_default=OMITTED):
+def _controls(args: CallArgs, dtype):
+    """valid_items, offset and (load only; a store reads it as OMITTED) oob_default."""
+    call, valid_items, oob_default = args.call, args.valid_items, args.get("oob_default")
     vi = v.optional_int_operand(call, "valid_items", valid_items)
-    off = v.optional_int_operand(call, "offset", offset)
+    off = v.optional_int_operand(call, "offset", args.offset)
     v.require_given_together(call, "valid_items", valid_items, "oob_default", oob_default)
     oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, dtype)
     operands = []
@@ -217,16 +219,16 @@ def _controls(call, group, dtype, valid_items, offset, oob_default=OMITTED):
     return vi is not None, oob is not None, off is not None, operands
 
 
-def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTED, oob_default=OMITTED,
-              offset=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    call = "coop.load()"
-    g = v.require_group(call, group)
-    algo = v.choose_algorithm(call, algorithm, g, LOAD_ALGORITHMS, "direct")
-    src = v.require_array(call, "source", source, movement=True)
-    out = v.require_payload(call, "output", output, movement=True)
+@plans(load)
+def plan_load(args: CallArgs) -> CallPlan:
+    call = args.call
+    g = v.require_group(call, args.group)
+    algo = v.choose_algorithm(call, args.algorithm, g, LOAD_ALGORITHMS, "direct")
+    src = v.require_array(call, "source", args.source, movement=True)
+    out = v.require_payload(call, "output", args.output, movement=True)
     dtype = v.resolve_payload_dtype(call, "output", out, "source", src)
-    has_vi, has_oob, has_off, controls = _controls(call, g, dtype, valid_items, offset, oob_default)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    has_vi, has_oob, has_off, controls = _controls(args, dtype)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = (
         AbiOperand("source", "array", dtype, "in_src"),
         AbiOperand("output", "payload", dtype, "items"),
@@ -243,13 +245,13 @@ def plan_load(group, source, output, /, *, algorithm=OMITTED, valid_items=OMITTE
     )
 
 
-def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=OMITTED, offset=OMITTED,
-               temp_storage=OMITTED) -> CallPlan:
-    call = "coop.store()"
-    g = v.require_group(call, group)
-    algo = v.choose_algorithm(call, algorithm, g, STORE_ALGORITHMS, "direct")
-    dst = v.require_array(call, "destination", destination, written=True, movement=True)
-    val = v.require_payload(call, "value", value, allow_scalar=True, movement=True)
+@plans(store)
+def plan_store(args: CallArgs) -> CallPlan:
+    call = args.call
+    g = v.require_group(call, args.group)
+    algo = v.choose_algorithm(call, args.algorithm, g, STORE_ALGORITHMS, "direct")
+    dst = v.require_array(call, "destination", args.destination, written=True, movement=True)
+    val = v.require_payload(call, "value", args.value, allow_scalar=True, movement=True)
     if isinstance(val, PayloadArg):
         dtype = v.resolve_payload_dtype(call, "value", val, "destination", dst)
         items, passing = val.items, "payload"
@@ -257,8 +259,8 @@ def plan_store(group, destination, value, /, *, algorithm=OMITTED, valid_items=O
         dtype = dst.dtype
         v.optional_scalar_of_dtype(call, "value", val, dtype, target="destination")
         items, passing = 1, "value"
-    has_vi, _, has_off, controls = _controls(call, g, dtype, valid_items, offset)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    has_vi, _, has_off, controls = _controls(args, dtype)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = (
         AbiOperand("destination", "array", dtype, "out_dst"),
         AbiOperand("value", passing, dtype, "items" if passing == "payload" else "scalar"),

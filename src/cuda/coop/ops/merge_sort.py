@@ -29,9 +29,9 @@ from ._sorting import (
     copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, result_like, value_dtype,
 )
 from ._launch_rules import check_whole_warps
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     CallPlan,
     Callback,
@@ -167,18 +167,22 @@ class MergeSortParams:
         dtype_fields(self, "keys", "values")
 
 
-def _plan(op: str, group, keys, values, descending, valid_items, oob_default, compare_op, temp_storage):
-    call = f"coop.{op}()"
-    g = v.require_group(call, group)
-    kp, kdt = key_dtype(call, "keys", keys)
+def _plan(args: CallArgs) -> CallPlan:
+    """coop.merge_sort_keys() and coop.merge_sort_pairs() (which has the values operand)."""
+    call, op = args.call, args.op
+    valid_items, oob_default = args.valid_items, args.oob_default
+    values = args.get("values", None)  # merge_sort_keys has no values operand
+    g = v.require_group(call, args.group)
+    kp, kdt = key_dtype(call, "keys", args.keys)
     vp = vdt = None
     if values is not None:
         vp, vdt = value_dtype(call, kp, values)
-    desc = v.require_literal_bool(call, "descending", descending, False)
+    desc = v.require_literal_bool(call, "descending", args.descending, False)
     vi = v.optional_int_operand(call, "valid_items", valid_items)
     v.require_given_together(call, "valid_items", valid_items, "oob_default", oob_default)
     oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, kdt)
-    order = v.choose_operator(call, "compare_op", compare_op, COMPARE_OPS, default="less", what="comparison")
+    order = v.choose_operator(call, "compare_op", args.compare_op, COMPARE_OPS, default="less",
+                              what="comparison")
     callbacks = ()
     if isinstance(order, DeviceFunctionArg):
         v.require_no_half_callback(call, "compare_op", kdt)
@@ -188,7 +192,7 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
         order = "callback"
     elif order == "greater":
         order, desc = "less", not desc
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = key_value_operands(kdt, vdt, kp, vp)
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
@@ -208,16 +212,8 @@ def _plan(op: str, group, keys, values, descending, valid_items, oob_default, co
     )
 
 
-def plan_merge_sort_keys(group, keys, /, *, descending=OMITTED, valid_items=OMITTED, oob_default=OMITTED,
-                         compare_op=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("merge_sort_keys", group, keys, None, descending, valid_items, oob_default, compare_op,
-                 temp_storage)
-
-
-def plan_merge_sort_pairs(group, keys, values, /, *, descending=OMITTED, valid_items=OMITTED,
-                          oob_default=OMITTED, compare_op=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("merge_sort_pairs", group, keys, values, descending, valid_items, oob_default, compare_op,
-                 temp_storage)
+plan_merge_sort_keys = plans(merge_sort_keys)(_plan)
+plan_merge_sort_pairs = plans(merge_sort_pairs)(_plan)
 
 
 # --------------------------------------------------------------------------------------

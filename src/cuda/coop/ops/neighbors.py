@@ -20,9 +20,9 @@ from .._dtypes import cxx_type, dtype_fields, is_complex
 from .._errors import UnsupportedDtypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     Callback,
     CallPlan,
@@ -220,26 +220,25 @@ def _operator(call, label, arg, aliases, default, dtype, restype, *, value_resul
     return op, ()
 
 
-def plan_adjacent_difference(block, values, /, *, direction=OMITTED, valid_items=OMITTED,
-                             tile_predecessor_item=OMITTED, tile_successor_item=OMITTED,
-                             difference_op=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    call = "coop.adjacent_difference()"
-    g, p, dtype = _values(call, block, values)
-    direction = v.choose(call, "direction", direction, DIRECTIONS, "left")
+@plans(adjacent_difference)
+def plan_adjacent_difference(args: CallArgs) -> CallPlan:
+    call = args.call
+    g, p, dtype = _values(call, args.block, args.values)
+    direction = v.choose(call, "direction", args.direction, DIRECTIONS, "left")
     if direction == "left":
-        v.forbid(call, "tile_successor_item", tile_successor_item,
+        v.forbid(call, "tile_successor_item", args.tile_successor_item,
                  "is the right neighbour of the tile and only applies to direction='right'; "
                  "use tile_predecessor_item= with direction='left'")
-        has_nb, nb = _neighbour(call, "tile_predecessor_item", tile_predecessor_item, dtype)
+        has_nb, nb = _neighbour(call, "tile_predecessor_item", args.tile_predecessor_item, dtype)
     else:
-        v.forbid(call, "tile_predecessor_item", tile_predecessor_item,
+        v.forbid(call, "tile_predecessor_item", args.tile_predecessor_item,
                  "is the left neighbour of the tile and only applies to direction='left'; "
                  "use tile_successor_item= with direction='right'")
-        has_nb, nb = _neighbour(call, "tile_successor_item", tile_successor_item, dtype)
-    has_vi, vi = _valid_items(call, valid_items)
-    op, callbacks = _operator(call, "difference_op", difference_op, DIFFERENCE_OPS, "-", dtype, dtype,
+        has_nb, nb = _neighbour(call, "tile_successor_item", args.tile_successor_item, dtype)
+    has_vi, vi = _valid_items(call, args.valid_items)
+    op, callbacks = _operator(call, "difference_op", args.difference_op, DIFFERENCE_OPS, "-", dtype, dtype,
                               value_result=True)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = (AbiOperand("values", "payload", dtype, "items"), *vi, *nb,
                 AbiOperand("result", "out", dtype, "out"))
     return CallPlan(
@@ -252,24 +251,24 @@ def plan_adjacent_difference(block, values, /, *, direction=OMITTED, valid_items
     )
 
 
-def plan_discontinuity(block, values, /, *, mode=OMITTED, valid_items=OMITTED, tile_predecessor_item=OMITTED,
-                       tile_successor_item=OMITTED, flag_op=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    call = "coop.discontinuity()"
-    g, p, dtype = _values(call, block, values)
-    mode = v.choose(call, "mode", mode, DISCONTINUITY_MODES, "heads")
+@plans(discontinuity)
+def plan_discontinuity(args: CallArgs) -> CallPlan:
+    call = args.call
+    g, p, dtype = _values(call, args.block, args.values)
+    mode = v.choose(call, "mode", args.mode, DISCONTINUITY_MODES, "heads")
     if mode == "tails":
-        v.forbid(call, "tile_predecessor_item", tile_predecessor_item,
+        v.forbid(call, "tile_predecessor_item", args.tile_predecessor_item,
                  "only affects head flags, and mode='tails' computes tail flags; use "
                  "mode='heads_and_tails' or remove it")
     if mode == "heads":
-        v.forbid(call, "tile_successor_item", tile_successor_item,
+        v.forbid(call, "tile_successor_item", args.tile_successor_item,
                  "only affects tail flags, and mode='heads' computes head flags; use "
                  "mode='heads_and_tails' or remove it")
-    has_pred, pred = _neighbour(call, "tile_predecessor_item", tile_predecessor_item, dtype)
-    has_succ, succ = _neighbour(call, "tile_successor_item", tile_successor_item, dtype)
-    has_vi, vi = _valid_items(call, valid_items)
-    op, callbacks = _operator(call, "flag_op", flag_op, FLAG_OPS, "!=", dtype, FLAG_DTYPE)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    has_pred, pred = _neighbour(call, "tile_predecessor_item", args.tile_predecessor_item, dtype)
+    has_succ, succ = _neighbour(call, "tile_successor_item", args.tile_successor_item, dtype)
+    has_vi, vi = _valid_items(call, args.valid_items)
+    op, callbacks = _operator(call, "flag_op", args.flag_op, FLAG_OPS, "!=", dtype, FLAG_DTYPE)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     flags = PayloadResult(FLAG_DTYPE, p.items)
     if mode == "heads_and_tails":
         result = TupleResult((flags, flags))

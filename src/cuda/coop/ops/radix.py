@@ -33,6 +33,7 @@ from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
@@ -244,22 +245,24 @@ def _radix_bits(call, label, arg, default):
     return v.require_literal_int(call, label, arg, minimum=1, maximum=8)
 
 
-def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_to_striped, valid_items,
-               oob_default, radix_bits, temp_storage):
-    call = f"coop.{op}()"
-    g = v.require_group(call, block, kinds=("block",))
-    kp, kdt = key_dtype(call, "keys", keys)
+def _plan_sort(args: CallArgs) -> CallPlan:
+    """coop.radix_sort_keys() and coop.radix_sort_pairs() (which has the values operand)."""
+    call, op = args.call, args.op
+    valid_items, oob_default = args.valid_items, args.oob_default
+    values = args.get("values", None)  # radix_sort_keys has no values operand
+    g = v.require_group(call, args.block, kinds=("block",))
+    kp, kdt = key_dtype(call, "keys", args.keys)
     vp = vdt = None
     if values is not None:
         vp, vdt = value_dtype(call, kp, values)
     key_bits = kdt.itemsize * 8
-    desc = v.require_literal_bool(call, "descending", descending, False)
-    striped = v.require_literal_bool(call, "blocked_to_striped", blocked_to_striped, False)
-    rbits = _radix_bits(call, "radix_bits", radix_bits, 4)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    desc = v.require_literal_bool(call, "descending", args.descending, False)
+    striped = v.require_literal_bool(call, "blocked_to_striped", args.blocked_to_striped, False)
+    rbits = _radix_bits(call, "radix_bits", args.radix_bits, 4)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = key_value_operands(kdt, vdt, kp, vp)
-    begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
-    end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
+    begin = _bit_operand(call, "begin_bit", args.begin_bit, key_bits, operands)
+    end = _bit_operand(call, "end_bit", args.end_bit, key_bits, operands)
     begin = 0 if begin is OMITTED else begin
     end = key_bits if end is OMITTED else end
     vi = v.optional_int_operand(call, "valid_items", valid_items)
@@ -287,28 +290,20 @@ def _plan_sort(op, block, keys, values, begin_bit, end_bit, descending, blocked_
     )
 
 
-def plan_radix_sort_keys(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, descending=OMITTED,
-                         blocked_to_striped=OMITTED, valid_items=OMITTED, oob_default=OMITTED, radix_bits=OMITTED,
-                         temp_storage=OMITTED) -> CallPlan:
-    return _plan_sort("radix_sort_keys", block, keys, None, begin_bit, end_bit, descending, blocked_to_striped,
-                      valid_items, oob_default, radix_bits, temp_storage)
+plan_radix_sort_keys = plans(radix_sort_keys)(_plan_sort)
+plan_radix_sort_pairs = plans(radix_sort_pairs)(_plan_sort)
 
 
-def plan_radix_sort_pairs(block, keys, values, /, *, begin_bit=OMITTED, end_bit=OMITTED, descending=OMITTED,
-                          blocked_to_striped=OMITTED, valid_items=OMITTED, oob_default=OMITTED,
-                          radix_bits=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_sort("radix_sort_pairs", block, keys, values, begin_bit, end_bit, descending,
-                      blocked_to_striped, valid_items, oob_default, radix_bits, temp_storage)
-
-
-def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix_bits=OMITTED,
-                    descending=OMITTED, exclusive_digit_prefix=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    call = "coop.radix_rank()"
-    g = v.require_group(call, block, kinds=("block",))
-    kp, kdt = key_dtype(call, "keys", keys)
+# Also the plan of coop.radix_rank_keys() (the same operation, whose stub has the same
+# signature): its calls plan, and word their errors, as coop.radix_rank().
+@plans(radix_rank)
+def plan_radix_rank(args: CallArgs) -> CallPlan:
+    call, end_bit, exclusive_digit_prefix = args.call, args.end_bit, args.exclusive_digit_prefix
+    g = v.require_group(call, args.block, kinds=("block",))
+    kp, kdt = key_dtype(call, "keys", args.keys)
     key_bits = kdt.itemsize * 8
-    desc = v.require_literal_bool(call, "descending", descending, False)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    desc = v.require_literal_bool(call, "descending", args.descending, False)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = [AbiOperand("keys", "scalar_in" if kp.scalar else "payload", kdt, "in_keys"),
                 AbiOperand("result", "out", _INT32, "out_ranks")]
     prefix_items = None
@@ -324,9 +319,9 @@ def plan_radix_rank(block, keys, /, *, begin_bit=OMITTED, end_bit=OMITTED, radix
         operands.append(AbiOperand("exclusive_digit_prefix", "payload", _INT32, "out_prefix"))
     if v.is_given(end_bit) and not (isinstance(end_bit, ScalarArg) and end_bit.is_literal):
         v.require_literal_int(call, "end_bit", end_bit)  # raises: the digit width must be static
-    begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
+    begin = _bit_operand(call, "begin_bit", args.begin_bit, key_bits, operands)
     begin = 0 if begin is OMITTED else begin
-    rbits = _radix_bits(call, "radix_bits", radix_bits, None)
+    rbits = _radix_bits(call, "radix_bits", args.radix_bits, None)
     if v.is_given(end_bit):
         end = v.require_literal_int(call, "end_bit", end_bit)
         if begin is None:

@@ -33,9 +33,9 @@ from .._errors import (
 from .._kernel_api import kernel_function
 from . import _validate as v
 from ._launch_rules import check_cluster_launch, check_whole_warps, non_member_warps_start
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     AlgorithmSpec,
     Callback,
@@ -345,14 +345,16 @@ def static_valid_items(call: str, arg, tile: int | None):
     return None, True
 
 
-def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broadcast, temp_storage):
-    call = f"coop.{op_name}()"
+def _plan_reduce(args: CallArgs) -> CallPlan:
+    """coop.reduce() and coop.sum() (which has no binary_op)."""
+    call, op_name = args.call, args.op
+    group, value, valid_items, algorithm = args.group, args.value, args.valid_items, args.algorithm
     g = v.require_group(call, group, kinds=("block", "warp", "warps", "thread", "cluster"), partial_warps=True)
     dtype, items, passing = value_operand(call, value)
     if op_name == "sum":
         op = "sum"
     else:
-        op = choose_binary_op(call, "binary_op", binary_op, dtype, default="sum")
+        op = choose_binary_op(call, "binary_op", args.binary_op, dtype, default="sum")
     if g.kind in ("block", "cluster"):
         algo = v.choose_algorithm(call, algorithm, g, _ALGORITHM_TABLES, DEFAULT_ALGORITHM)
         tile = None
@@ -385,8 +387,8 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
         algo = None
         tile = g.width * items
     literal_vi, has_vi = static_valid_items(call, valid_items, tile)
-    bcast = v.require_literal_bool(call, "broadcast", broadcast, True)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    bcast = v.require_literal_bool(call, "broadcast", args.broadcast, True)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = [AbiOperand("value", passing, dtype, "items" if passing == "payload" else "scalar")]
     if has_vi:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
@@ -412,27 +414,22 @@ def _plan_reduce(op_name, group, value, binary_op, valid_items, algorithm, broad
     )
 
 
-def plan_reduce(group, value, /, *, binary_op=OMITTED, valid_items=OMITTED, algorithm=OMITTED,
-                broadcast=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_reduce("reduce", group, value, binary_op, valid_items, algorithm, broadcast, temp_storage)
+plan_reduce = plans(reduce)(_plan_reduce)
+plan_sum = plans(sum)(_plan_reduce)
 
 
-def plan_sum(group, value, /, *, valid_items=OMITTED, algorithm=OMITTED, broadcast=OMITTED,
-             temp_storage=OMITTED) -> CallPlan:
-    return _plan_reduce("sum", group, value, OMITTED, valid_items, algorithm, broadcast, temp_storage)
-
-
-def plan_reduce_batched(group, value, /, *, binary_op=OMITTED, output_layout=OMITTED) -> CallPlan:
-    call = "coop.reduce_batched()"
-    g = v.require_group(call, group, kinds=("warp",))
+@plans(reduce_batched)
+def plan_reduce_batched(args: CallArgs) -> CallPlan:
+    call, value = args.call, args.value
+    g = v.require_group(call, args.group, kinds=("warp",))
     if not isinstance(value, PayloadArg):
         raise InvalidArgumentTypeError(
             f"{call}: value={describe(value)} must be a coop.ThreadData whose slots are the batches; "
             "for one value per lane use coop.reduce()"
         )
     dtype = v.require_known_dtype(call, "value", value)
-    op = choose_binary_op(call, "binary_op", binary_op, dtype, default="sum")
-    layout = v.choose(call, "output_layout", output_layout, OUTPUT_LAYOUTS, "striped")
+    op = choose_binary_op(call, "binary_op", args.binary_op, dtype, default="sum")
+    layout = v.choose(call, "output_layout", args.output_layout, OUTPUT_LAYOUTS, "striped")
     out_items = -(-value.items // g.width)
     return CallPlan(
         op="reduce_batched", family="reduce", group=g, result=PayloadResult(dtype, out_items),

@@ -44,10 +44,10 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
+from ..core.binding import CallArgs, plans
 from ..core.storage import MAX_SHARED_LIMIT
 from ..core.cpp import check_at_most, check_item, check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     CallPlan,
     CppProvider,
@@ -263,13 +263,11 @@ def _runs(call, run_values, run_lengths):
     return vdt, vpass, ldt, lpass, vitems, operands
 
 
-def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_thread=OMITTED,
-                           decoded_window_offset=OMITTED, oob_default=OMITTED, relative_offsets=OMITTED,
-                           total_decoded_size=OMITTED, decoded_offset_dtype=OMITTED, return_total=OMITTED,
-                           temp_storage=OMITTED) -> CallPlan:
-    call = "coop.run_length_decode()"
-    g = v.require_group(call, block, kinds=("block",))
-    vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
+@plans(run_length_decode)
+def plan_run_length_decode(args: CallArgs) -> CallPlan:
+    call, decoded_items_per_thread = args.call, args.decoded_items_per_thread
+    g = v.require_group(call, args.block, kinds=("block",))
+    vdt, vpass, ldt, lpass, runs, operands = _runs(call, args.run_values, args.run_lengths)
     if not v.is_given(decoded_items_per_thread):
         raise MissingArgumentError(
             f"{call}: decoded_items_per_thread= is required (the window's items per thread, a "
@@ -279,25 +277,26 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
                               maximum=4096)
     # A uint64 window offset travels as uint64 (NVIDIA's uint64 run lengths take one); any
     # other integer as int64, negative counting as 0.
-    off = v.optional_int_operand(call, "decoded_window_offset", decoded_window_offset, allow_uint64=True)
+    off = v.optional_int_operand(call, "decoded_window_offset", args.decoded_window_offset, allow_uint64=True)
     off_unsigned = off is not None and off.dtype == np.dtype("uint64")
-    oob = v.optional_scalar_of_dtype(call, "oob_default", oob_default, vdt, target="run_values")
-    odt = _decoded_offset_dtype(call, decoded_offset_dtype)
+    oob = v.optional_scalar_of_dtype(call, "oob_default", args.oob_default, vdt, target="run_values")
+    odt = _decoded_offset_dtype(call, args.decoded_offset_dtype)
     rel = None
-    if v.is_given(relative_offsets):
-        rel = _offset_output(call, "relative_offsets", relative_offsets, d, odt,
+    if v.is_given(args.relative_offsets):
+        rel = _offset_output(call, "relative_offsets", args.relative_offsets, d, odt,
                              f"decoded_items_per_thread={d}")
     tot = None
-    if v.is_given(total_decoded_size):
-        tot = _offset_output(call, "total_decoded_size", total_decoded_size, 1, odt, "one total per thread")
+    if v.is_given(args.total_decoded_size):
+        tot = _offset_output(call, "total_decoded_size", args.total_decoded_size, 1, odt,
+                             "one total per thread")
         if tot.dtype not in _TOTAL_DTYPES:
             raise UnsupportedDtypeError(
                 f"{call}: total_decoded_size has dtype {tot.dtype.name}, too narrow for a decoded size; "
                 "use a 32- or 64-bit integer payload (int32, uint32, int64 or uint64), e.g. "
                 "coop.ThreadData(1, dtype=np.uint32)"
             )
-    with_total = v.require_literal_bool(call, "return_total", return_total, False)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    with_total = v.require_literal_bool(call, "return_total", args.return_total, False)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     if off is not None:
         operands.append(AbiOperand("decoded_window_offset", "value",
                                    np.dtype("uint64") if off_unsigned else _I64, "window_offset"))
@@ -329,36 +328,34 @@ def plan_run_length_decode(block, run_values, run_lengths, /, *, decoded_items_p
     )
 
 
-def plan_run_length_decode_into(block, run_values, run_lengths, destination, /, *,
-                                decoded_items_per_thread=OMITTED, destination_offset=OMITTED,
-                                relative_offsets=OMITTED, decoded_offset_dtype=OMITTED,
-                                temp_storage=OMITTED) -> CallPlan:
-    call = "coop.run_length_decode_into()"
-    g = v.require_group(call, block, kinds=("block",))
-    vdt, vpass, ldt, lpass, runs, operands = _runs(call, run_values, run_lengths)
-    dst = v.require_array(call, "destination", destination, written=True)
+@plans(run_length_decode_into)
+def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
+    call = args.call
+    g = v.require_group(call, args.block, kinds=("block",))
+    vdt, vpass, ldt, lpass, runs, operands = _runs(call, args.run_values, args.run_lengths)
+    dst = v.require_array(call, "destination", args.destination, written=True)
     if dst.dtype != vdt:
         raise DtypeMismatchError(
             f"{call}: destination has dtype {dst.dtype.name} but run_values has dtype {vdt.name}; "
             f"they must match: pass an array of {vdt.name} or convert the run values"
         )
-    d = v.optional_literal_int(call, "decoded_items_per_thread", decoded_items_per_thread, minimum=1,
+    d = v.optional_literal_int(call, "decoded_items_per_thread", args.decoded_items_per_thread, minimum=1,
                                maximum=4096)
     if d is None:
         d = default_decoded_items_per_thread(vdt)
-    off = v.optional_int_operand(call, "destination_offset", destination_offset)
-    odt = _decoded_offset_dtype(call, decoded_offset_dtype)
+    off = v.optional_int_operand(call, "destination_offset", args.destination_offset)
+    odt = _decoded_offset_dtype(call, args.decoded_offset_dtype)
     total_dt = odt or _I64
     rel = None
-    if v.is_given(relative_offsets):
-        rel = v.require_array(call, "relative_offsets", relative_offsets, written=True)
+    if v.is_given(args.relative_offsets):
+        rel = v.require_array(call, "relative_offsets", args.relative_offsets, written=True)
         if not is_integer(rel.dtype) or (odt is not None and rel.dtype != odt):
             want = f"np.{odt.name}" if odt is not None else "an integer dtype (e.g. np.uint32)"
             raise DtypeMismatchError(
                 f"{call}: relative_offsets has dtype {rel.dtype.name}; pass an array of {want}"
                 + (" (decoded_offset_dtype=)" if odt is not None else "")
             )
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands.append(AbiOperand("destination", "array", vdt, "out_dst"))
     operands.append(AbiOperand("destination", "extent", _I64, "dst_len"))
     if off is not None:

@@ -28,9 +28,9 @@ from .._kernel_api import kernel_function
 from . import _validate as v
 from . import reduce as _reduce
 from ._launch_rules import check_whole_warps
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     AlgorithmSpec,
     Callback,
@@ -240,11 +240,18 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     check_whole_warps(plan, launch)
 
 
-def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, valid_items, aggregate_output,
-               prefix_op, prefix_state, algorithm, temp_storage):
-    call = f"coop.{op_name}()"
-    g = v.require_group(call, group)
-    dtype, items, passing = _reduce.value_operand(call, value)
+def _plan_scan(args: CallArgs) -> CallPlan:
+    """All five scans: coop.scan() names its mode, the others are one mode each; the sums
+    have no scan_op and only exclusive scans an initial_value (both read as omitted)."""
+    call, op_name = args.call, args.op
+    if op_name == "scan":
+        mode = v.choose(call, "mode", args.mode, MODES, "exclusive")
+    else:
+        mode = "inclusive" if op_name.startswith("inclusive_") else "exclusive"
+    scan_op, initial_value = args.get("scan_op"), args.get("initial_value")
+    algorithm, prefix_state, aggregate_output = args.algorithm, args.prefix_state, args.aggregate_output
+    g = v.require_group(call, args.group)
+    dtype, items, passing = _reduce.value_operand(call, args.value)
     op = _reduce.choose_binary_op(call, "scan_op", scan_op, dtype, default="sum")
     if g.kind == "block":
         algo = v.choose_algorithm(call, algorithm, g, ALGORITHMS, DEFAULT_ALGORITHM)
@@ -257,15 +264,15 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
         algo = None
     # -- prefix callback ------------------------------------------------------------
     state_source = "prefix_state"  # the bound argument the provider's state pointer comes from
-    if v.is_given(state):
+    if v.is_given(args.state):
         state_source = "state"
         if v.is_given(prefix_state):
             raise ConflictingArgumentsError(
                 f"{call}: the prefix state was given twice, as the third operand and as prefix_state=; "
                 "pass it once (as the third operand)"
             )
-        prefix_state = state
-    has_prefix = v.is_given(prefix_op)
+        prefix_state = args.state
+    has_prefix = v.is_given(args.prefix_op)
     if v.is_given(prefix_state) and not has_prefix:
         raise ConflictingArgumentsError(
             f"{call}: a prefix state (third operand or prefix_state=) was given without prefix_op; "
@@ -281,7 +288,7 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
                 f"{call}: prefix_op= applies to block scans (CUB's BlockScan prefix callback), not to "
                 f"group={g.label}; pass the running prefix as initial_value= instead"
             )
-        fn = v.require_device_function(call, "prefix_op", prefix_op)
+        fn = v.require_device_function(call, "prefix_op", args.prefix_op)
         if fn.state_dtype is not None:  # a coop.StatefulFunction: its state is required, of its dtype
             if not v.is_given(prefix_state):
                 raise MissingArgumentError(
@@ -331,13 +338,13 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
         v.optional_scalar_of_dtype(call, "initial_value", initial_value, dtype)
         operands.append(AbiOperand("initial_value", "value", dtype, "initial_value"))
     # -- valid items and aggregate --------------------------------------------------
-    if v.is_given(valid_items) and g.kind == "block":
+    if v.is_given(args.valid_items) and g.kind == "block":
         raise ConflictingArgumentsError(
             f"{call}: valid_items= applies to warp scans only; a block scan's results for the first N "
             "items never depend on later items, so scan the whole tile (pad it, e.g. with load's "
             "oob_default)"
         )
-    literal_vi, has_vi = _reduce.static_valid_items(call, valid_items, g.width * items if g.kind == "warp"
+    literal_vi, has_vi = _reduce.static_valid_items(call, args.valid_items, g.width * items if g.kind == "warp"
                                                     else None)
     if has_vi:
         operands.append(AbiOperand("valid_items", "value", np.dtype("int64"), "valid_items"))
@@ -351,7 +358,7 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
                 f"{dtype.name}; create it with coop.ThreadData(1, dtype=np.{dtype.name})"
             )
         operands.append(AbiOperand("aggregate_output", "payload", dtype, "aggregate_output"))
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     result = ScalarResult(dtype) if passing == "value" else PayloadResult(dtype, items)
     operands.append(AbiOperand("result", "out", dtype, "result"))
     return CallPlan(
@@ -368,47 +375,11 @@ def _plan_scan(op_name, group, value, state, *, mode, scan_op, initial_value, va
     )
 
 
-def plan_scan(group, value, state=OMITTED, /, *, mode=OMITTED, scan_op=OMITTED, initial_value=OMITTED,
-              valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED, prefix_state=OMITTED,
-              algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    m = v.choose("coop.scan()", "mode", mode, MODES, "exclusive")
-    return _plan_scan("scan", group, value, state, mode=m, scan_op=scan_op, initial_value=initial_value,
-                      valid_items=valid_items, aggregate_output=aggregate_output, prefix_op=prefix_op,
-                      prefix_state=prefix_state, algorithm=algorithm, temp_storage=temp_storage)
-
-
-def plan_exclusive_scan(group, value, state=OMITTED, /, *, scan_op=OMITTED, initial_value=OMITTED, valid_items=OMITTED,
-                        aggregate_output=OMITTED, prefix_op=OMITTED, prefix_state=OMITTED,
-                        algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("exclusive_scan", group, value, state, mode="exclusive", scan_op=scan_op,
-                      initial_value=initial_value, valid_items=valid_items,
-                      aggregate_output=aggregate_output, prefix_op=prefix_op, prefix_state=prefix_state,
-                      algorithm=algorithm, temp_storage=temp_storage)
-
-
-def plan_inclusive_scan(group, value, state=OMITTED, /, *, scan_op=OMITTED, valid_items=OMITTED, aggregate_output=OMITTED,
-                        prefix_op=OMITTED, prefix_state=OMITTED, algorithm=OMITTED,
-                        temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("inclusive_scan", group, value, state, mode="inclusive", scan_op=scan_op,
-                      initial_value=OMITTED, valid_items=valid_items, aggregate_output=aggregate_output,
-                      prefix_op=prefix_op, prefix_state=prefix_state, algorithm=algorithm,
-                      temp_storage=temp_storage)
-
-
-def plan_exclusive_sum(group, value, state=OMITTED, /, *, valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED,
-                       prefix_state=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("exclusive_sum", group, value, state, mode="exclusive", scan_op=OMITTED,
-                      initial_value=OMITTED, valid_items=valid_items, aggregate_output=aggregate_output,
-                      prefix_op=prefix_op, prefix_state=prefix_state, algorithm=algorithm,
-                      temp_storage=temp_storage)
-
-
-def plan_inclusive_sum(group, value, state=OMITTED, /, *, valid_items=OMITTED, aggregate_output=OMITTED, prefix_op=OMITTED,
-                       prefix_state=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan_scan("inclusive_sum", group, value, state, mode="inclusive", scan_op=OMITTED,
-                      initial_value=OMITTED, valid_items=valid_items, aggregate_output=aggregate_output,
-                      prefix_op=prefix_op, prefix_state=prefix_state, algorithm=algorithm,
-                      temp_storage=temp_storage)
+plan_scan = plans(scan)(_plan_scan)
+plan_exclusive_scan = plans(exclusive_scan)(_plan_scan)
+plan_inclusive_scan = plans(inclusive_scan)(_plan_scan)
+plan_exclusive_sum = plans(exclusive_sum)(_plan_scan)
+plan_inclusive_sum = plans(inclusive_sum)(_plan_scan)
 
 
 # --------------------------------------------------------------------------------------

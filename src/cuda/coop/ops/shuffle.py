@@ -26,9 +26,9 @@ from .._dtypes import cxx_type, dtype_fields
 from .._errors import InvalidArgumentTypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
-    OMITTED,
     AbiOperand,
     CallPlan,
     CppProvider,
@@ -110,11 +110,12 @@ class ShuffleParams:
         dtype_fields(self, "dtype")
 
 
-def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    call = "coop.shuffle()"
-    g = v.require_group(call, block, kinds=("block",))
-    m = v.choose(call, "mode", mode, TILE_MODES + SCALAR_MODES, default="down")
-    d = v.optional_int_operand(call, "distance", distance)
+@plans(shuffle)
+def plan_shuffle(args: CallArgs) -> CallPlan:
+    call = args.call
+    g = v.require_group(call, args.block, kinds=("block",))
+    m = v.choose(call, "mode", args.mode, TILE_MODES + SCALAR_MODES, default="down")
+    d = v.optional_int_operand(call, "distance", args.distance)
     if d is not None and d.is_literal and int(d.literal) == 1:
         # distance=1 written out is the stub's default: plan it as omitted, so the two
         # spellings share one provider (the runtime operand would be unused anyway).
@@ -122,11 +123,11 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     unit = d is None or (d.is_literal and int(d.literal) == 1)
     # A distance known at compile time (omitted = 1) is folded into the C++.
     literal = 1 if d is None else (int(d.literal) if d.is_literal else None)
-    val = v.require_payload(call, "value", value, allow_scalar=True, movement=True)
+    val = v.require_payload(call, "value", args.value, allow_scalar=True, movement=True)
     if m in TILE_MODES:
         if not isinstance(val, PayloadArg):
             raise InvalidArgumentTypeError(
-                f"{call}: mode={m!r}{'' if v.is_given(mode) else ' (the default)'} shifts a "
+                f"{call}: mode={m!r}{'' if v.is_given(args.mode) else ' (the default)'} shifts a "
                 f"coop.ThreadData tile, but value={describe(val)} is a "
                 "scalar; for one value per thread use mode='offset' (mode='up' is offset -distance)"
             )
@@ -144,7 +145,7 @@ def plan_shuffle(block, value, /, *, mode=OMITTED, distance=OMITTED, temp_storag
     if d is not None:
         operands.append(AbiOperand("distance", "value", np.dtype("int64"), "distance"))
     operands.append(AbiOperand("result", "out", dtype, "out"))
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     return CallPlan(
         op="shuffle", family="shuffle", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,

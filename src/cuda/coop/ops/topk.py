@@ -44,6 +44,7 @@ from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
 )
+from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
     OMITTED,
@@ -198,12 +199,14 @@ class TopkParams:
         dtype_fields(self, "keys", "values")
 
 
-def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_storage, begin_bit=OMITTED,
-          end_bit=OMITTED):
-    call = f"coop.{op}()"
-    g = v.require_group(call, block, kinds=("block",))
-    algo = v.choose(call, "algorithm", algorithm, ALGORITHMS, default="radix_sort")
-    kp, kdt = key_dtype(call, "keys", keys)
+def _plan(args: CallArgs) -> CallPlan:
+    """The four top-k operations: min or max (the op's name says), keys or pairs (values)."""
+    call, op, k = args.call, args.op, args.k
+    largest = op.startswith("topk_max_")
+    values = args.get("values", None)  # the keys-only operations have no values operand
+    g = v.require_group(call, args.block, kinds=("block",))
+    algo = v.choose(call, "algorithm", args.algorithm, ALGORITHMS, default="radix_sort")
+    kp, kdt = key_dtype(call, "keys", args.keys)
     vp = vdt = None
     if values is not None:
         vp, vdt = value_dtype(call, kp, values)
@@ -217,8 +220,8 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
         k_static = int(kk.literal)
         if k_static < 0:
             raise InvalidArgumentValueError(f"{call}: k={k_static} is negative; pass 0 <= k <= the tile size")
-    vi = v.optional_int_operand(call, "valid_items", valid_items)
-    ts = v.optional_temp_storage(call, temp_storage, g)
+    vi = v.optional_int_operand(call, "valid_items", args.valid_items)
+    ts = v.optional_temp_storage(call, args.temp_storage, g)
     operands = key_value_operands(kdt, vdt, kp, vp)
     if vi is not None:
         operands.append(AbiOperand("valid_items", "value", _INT64, "valid_items"))
@@ -230,8 +233,8 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
         operands += k_operand
         k_operand = ()
     key_bits = kdt.itemsize * 8
-    begin = _bit_operand(call, "begin_bit", begin_bit, key_bits, operands)
-    end = _bit_operand(call, "end_bit", end_bit, key_bits, operands)
+    begin = _bit_operand(call, "begin_bit", args.begin_bit, key_bits, operands)
+    end = _bit_operand(call, "end_bit", args.end_bit, key_bits, operands)
     has_bits = begin is not OMITTED or end is not OMITTED
     begin = 0 if begin is OMITTED else begin
     end = key_bits if end is OMITTED else end
@@ -254,28 +257,10 @@ def _plan(op, largest, block, keys, values, k, valid_items, algorithm, temp_stor
     )
 
 
-def plan_topk_min_keys(block, keys, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
-                       end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_min_keys", False, block, keys, None, k, valid_items, algorithm, temp_storage,
-                 begin_bit, end_bit)
-
-
-def plan_topk_max_keys(block, keys, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
-                       end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_max_keys", True, block, keys, None, k, valid_items, algorithm, temp_storage,
-                 begin_bit, end_bit)
-
-
-def plan_topk_min_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
-                        end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_min_pairs", False, block, keys, values, k, valid_items, algorithm, temp_storage,
-                 begin_bit, end_bit)
-
-
-def plan_topk_max_pairs(block, keys, values, /, k=OMITTED, *, valid_items=OMITTED, begin_bit=OMITTED,
-                        end_bit=OMITTED, algorithm=OMITTED, temp_storage=OMITTED) -> CallPlan:
-    return _plan("topk_max_pairs", True, block, keys, values, k, valid_items, algorithm, temp_storage,
-                 begin_bit, end_bit)
+plan_topk_min_keys = plans(topk_min_keys)(_plan)
+plan_topk_max_keys = plans(topk_max_keys)(_plan)
+plan_topk_min_pairs = plans(topk_min_pairs)(_plan)
+plan_topk_max_pairs = plans(topk_max_pairs)(_plan)
 
 
 # --------------------------------------------------------------------------------------
