@@ -217,6 +217,33 @@ def install_typeof_hooks(typeof_impl, backend) -> None:
         typeof_impl.register(cls)(typeof_first_use)
 
 
+def install_typeofs(typeof_impl, backend, *, stateful_type, device_dispatcher, register_group_typeofs) -> None:
+    """Register the real typeof functions, over :func:`install_typeof_hooks`' first-use ones.
+
+    An explicit registration wins over the ``_numba_type_`` fallback, which answers for the
+    backend registered first: with both compilers' backends registered, each compiler still
+    gets its own types.  A StatefulFunction's op is compiled once per compiler
+    (``device_dispatcher(op)``), its dispatcher kept on the object under the backend's name:
+    one compiler's dispatcher is not the other's.
+    """
+    attribute = "_" + backend.name.replace("-", "_") + "_dispatcher"
+
+    def typeof_function(val, c):
+        return backend._type_of(val)
+
+    def typeof_stateful(val, c):
+        dispatcher = getattr(val, attribute, None)
+        if dispatcher is None:
+            dispatcher = device_dispatcher(val.op)
+            setattr(val, attribute, dispatcher)
+        return stateful_type(val, dispatcher)
+
+    for cls in function_classes():
+        typeof_impl.register(cls)(typeof_function)
+    typeof_impl.register(stateful_class())(typeof_stateful)
+    register_group_typeofs(typeof_impl)
+
+
 def rewrite_proxy(name, rewrite_base, ir, backend, load_impl):
     """A rewrite class to register in place of the backend's own: it runs ``load_impl()``'s
     (that rewrite class, imported by ``ready()``) once the backend is ready; until then a

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 
 __all__ = ["UpstreamName", "MODULE", "ATTRIBUTE", "CALLABLE", "INSTANCE", "FRAME", "ISSUES",
-           "describe", "problems", "verify"]
+           "describe", "problems", "verify", "typing_location"]
 
 # Kinds.  ``params`` means, per kind:
 MODULE = "module"        # a private module: the names cuda-coop imports from it
@@ -318,3 +318,23 @@ def verify(table, *, compiler: str, version: str, supported: str, tested: str, o
             f"{compiler} {version} is installed, but {len(found)} of the private {compiler} names cuda-coop "
             f"relies on {'is' if len(found) == 1 else 'are'} gone or changed:\n{lines}\n"
             f"{_fix(compiler, supported, tested)}")
+
+
+def typing_location():
+    """``(loc, function qualname)`` of the call the compiler is typing now, or ``(None, None)``.
+
+    Method templates (``group.group_by(...)``, ``group.rank_as(...)``) are typed without a
+    call-site id; the constraint being propagated knows the call's line.  Both compilers
+    type with numba's ``ConstraintNetwork.propagate`` (numba-cuda-mlir's is a fork of it),
+    which keeps it in its locals ``constraint`` and ``typeinfer``: each backend's
+    ``_compat.UPSTREAM`` declares that frame (a FRAME entry), so a compiler that renames
+    them fails the upstream check, not this walk.  Used for error messages only.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
+            loc = getattr(frame.f_locals["constraint"], "loc", None)
+            func_id = getattr(frame.f_locals.get("typeinfer"), "func_id", None)
+            return loc, getattr(func_id, "func_qualname", None)
+        frame = frame.f_back
+    return None, None

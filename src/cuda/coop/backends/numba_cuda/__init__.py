@@ -48,7 +48,7 @@ class NumbaCudaBackend(DeferredActivation):
 
         C.check_upstream_names()  # done at registration: a dictionary lookup per entry now
         from . import group_methods, lowering, scratch, typing
-        from .._deferred import function_classes, stateful_class
+        from .._deferred import install_typeofs
         from .types import StatefulFunctionType, register_group_typeofs
 
         self._function_types.update(typing.function_types())  # an operation's: _install_operation
@@ -58,27 +58,10 @@ class NumbaCudaBackend(DeferredActivation):
         group_methods.install()
         C.install_post_lower_hook(scratch.finish_function)
 
-        def typeof_function(val, c):
-            return self._type_of(val)
-
-        def typeof_stateful(val, c):
-            # Compiled by this compiler (a numba-cuda-mlir dispatcher is another object).
-            dispatcher = getattr(val, "_numba_cuda_dispatcher", None)
-            if dispatcher is None:
-                op = val.op
-                dispatcher = op if isinstance(op, C.CUDADispatcher) else C.cuda.jit(device=True)(
-                    getattr(op, "py_func", op))
-                val._numba_cuda_dispatcher = dispatcher
-            return StatefulFunctionType(val, dispatcher)
-
-        # Over the first-use typeofs of hooks.py.  An explicit registration wins over the
-        # ``_numba_type_`` fallback, which answers for the backend registered first: each
-        # compiler gets its own types.  ThreadData and TempStorage are classes: typeof
-        # dispatches on their metaclass.
-        for cls in function_classes():
-            C.typeof_impl.register(cls)(typeof_function)
-        C.typeof_impl.register(stateful_class())(typeof_stateful)
-        register_group_typeofs(C.typeof_impl)
+        # A numba-cuda-mlir dispatcher is another compiler's object: compile its Python function.
+        install_typeofs(C.typeof_impl, self, stateful_type=StatefulFunctionType, register_group_typeofs=register_group_typeofs,
+                        device_dispatcher=lambda op: op if isinstance(op, C.CUDADispatcher) else C.cuda.jit(device=True)(
+                            getattr(op, "py_func", op)))
 
         # Each numba-cuda compile refreshes its contexts when it starts; this one is already
         # running (the rewrite or typeof that called ready() is part of it).

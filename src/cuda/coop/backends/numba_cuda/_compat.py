@@ -12,7 +12,7 @@ import threading
 from contextlib import contextmanager
 
 from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
-from .._upstream import problems, verify
+from .._upstream import problems, typing_location, verify
 # The supported versions and the private names relied on (UPSTREAM) are data in _upstream_names.py;
 # the names are checked here, without patching anything, before the backend patches anything.
 from ._upstream_names import (  # noqa: F401  (re-exported: the backend reads them here)
@@ -157,20 +157,7 @@ def refresh_registries():
 # Where the compiler is: the user's line for errors, the launch for the block shape
 # ----------------------------------------------------------------------------------------
 
-def typing_location():
-    """``(loc, function qualname)`` of the call numba is typing now, or ``(None, None)``.
-
-    numba keeps the constraint being propagated in ``ConstraintNetwork.propagate``'s
-    locals; its ``loc`` is the call's line.  Used for error messages only.
-    """
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
-            loc = getattr(frame.f_locals["constraint"], "loc", None)
-            func_id = getattr(frame.f_locals.get("typeinfer"), "func_id", None)
-            return loc, getattr(func_id, "func_qualname", None)
-        frame = frame.f_back
-    return None, None
+# typing_location (imported above) reads the typing frame that UPSTREAM declares (a FRAME entry).
 
 
 def lowering_location():

@@ -50,7 +50,7 @@ class NumbaMlirBackend(DeferredActivation):
         C.check_upstream_names()  # every private name, before ready() patches or registers anything
         C.load_compiler()
         from . import group_methods, lowering, typing
-        from .._deferred import function_classes, stateful_class
+        from .._deferred import install_typeofs
         from .types import StatefulFunctionType, register_group_typeofs
 
         self._function_types.update(typing.function_types())  # an operation's: _install_operation
@@ -60,24 +60,8 @@ class NumbaMlirBackend(DeferredActivation):
         with C.one_registry_refresh():  # one refresh below, not one per group method
             group_methods.install()
 
-        def typeof_function(val, c):
-            return self._type_of(val)
-
-        def typeof_stateful(val, c):
-            dispatcher = getattr(val, "_numba_mlir_dispatcher", None)
-            if dispatcher is None:
-                op = val.op
-                dispatcher = op if hasattr(op, "py_func") else C.cuda.jit(device=True)(op)
-                val._numba_mlir_dispatcher = dispatcher
-            return StatefulFunctionType(val, dispatcher)
-
-        # Over the first-use typeofs of hooks.py.  An explicit registration wins over the
-        # ``_numba_type_`` fallback, which answers for the backend registered first: with
-        # classic numba-cuda's backend registered too, each compiler still gets its own types.
-        for cls in function_classes():
-            C.typeof_impl.register(cls)(typeof_function)
-        C.typeof_impl.register(stateful_class())(typeof_stateful)
-        register_group_typeofs(C.typeof_impl)
+        install_typeofs(C.typeof_impl, self, stateful_type=StatefulFunctionType, register_group_typeofs=register_group_typeofs,
+                        device_dispatcher=lambda op: op if hasattr(op, "py_func") else C.cuda.jit(device=True)(op))
 
         C.refresh_registries_if_needed()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from .._upstream import problems, verify
+from .._upstream import problems, typing_location, verify
 # The supported versions and the private names relied on (UPSTREAM) are data in _upstream_names.py;
 # the names are checked here, without patching anything, before the backend patches anything.
 from ._upstream_names import (  # noqa: F401  (re-exported: the backend reads them here)
@@ -169,25 +169,7 @@ def require_launch_config(lower):
         return None
 
 
-def typing_location():
-    """``(loc, function qualname)`` of the call numba is typing now, or ``(None, None)``.
-
-    Method templates (``group.group_by(...)``, ``group.rank_as(...)``) are typed
-    without a call-site id; the constraint being propagated knows the call's
-    line.  Its frame is found on the stack: numba keeps it in
-    ``ConstraintNetwork.propagate``'s locals (``constraint``, ``typeinfer``).
-    Used for error messages only.
-    """
-    import sys
-
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
-            loc = getattr(frame.f_locals["constraint"], "loc", None)
-            func_id = getattr(frame.f_locals.get("typeinfer"), "func_id", None)
-            return loc, getattr(func_id, "func_qualname", None)
-        frame = frame.f_back
-    return None, None
+# typing_location (imported above) reads the typing frame that UPSTREAM declares (a FRAME entry).
 
 
 def is_device_compile(lower) -> bool:
