@@ -220,6 +220,23 @@ CLUSTER_PTX = {
 }
 
 
+def query(C, registers, method: str):
+    """The typer of ``rank``/``count`` (and their ``_as`` forms) at a resolved level: a
+    function of no argument giving the value, wrapped in what each method returns."""
+    def typer(group, lv, ty=None):
+        if reaches_cluster(group.kind, lv):
+            return cluster_query(C, registers, method, group.kind, lv, ty)
+        if group.kind == "cluster":  # the cluster's own level
+            value = cluster_own_level(C, method)
+        else:
+            value = value_of(C, method, group, lv)
+        if ty is None:
+            return lambda group, level=None: value()
+        return lambda group, dtype, level=None: ty(value())
+
+    return typer
+
+
 def reaches_cluster(kind: str, level: str) -> bool:
     """A query between the cluster and a finer level, or between the cluster and the grid."""
     return "cluster" in (kind, level) and kind != level

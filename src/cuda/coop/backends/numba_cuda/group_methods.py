@@ -41,21 +41,6 @@ def _cluster_register(name, ptx, fallback):
     return C.intrinsic(typer)
 
 
-def _query(method):
-    def typer(group, lv, ty=None):
-        if G.reaches_cluster(group.kind, lv):
-            return G.cluster_query(C, _CLUSTER_REGISTERS, method, group.kind, lv, ty)
-        if group.kind == "cluster":  # the cluster's own level
-            value = G.cluster_own_level(C, method)
-        else:
-            value = G.value_of(C, method, group, lv)
-        if ty is None:
-            return lambda group, level=None: value()
-        return lambda group, dtype, level=None: ty(value())
-
-    return typer
-
-
 def install():
     """Register the methods on GroupType (called once, by the backend's ``ready()``)."""
     from .typing import located_method
@@ -67,7 +52,7 @@ def install():
         register = C.overload_method(GroupType, name, inline="always", prefer_literal=True)
         return lambda typer: register(functools.wraps(typer)(located_method(typer)))
 
-    rank_value, count_value = _query("rank"), _query("count")
+    rank_value, count_value = G.query(C, _CLUSTER_REGISTERS, "rank"), G.query(C, _CLUSTER_REGISTERS, "count")
 
     @overload("rank")
     def rank(group, level=None):

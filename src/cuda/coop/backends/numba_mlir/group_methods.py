@@ -83,10 +83,6 @@ def _member_impl(group):
     return G.member_impl(C, group)
 
 
-def _value(method, group, level):
-    return G.value_of(C, method, group, level)
-
-
 # ---- thread-block clusters ---------------------------------------------------------------
 # One stub per register of G.CLUSTER_PTX, typed and lowered here (see _group_methods.py).
 _CLUSTER_REGISTERS: dict = {}
@@ -136,20 +132,7 @@ def install():
         register = C.overload_inlined_method(GroupType, name)
         return lambda typer: register(functools.wraps(typer)(located_method(typer)))
 
-    def query(method):
-        def typer(group, lv, ty=None):
-            if G.reaches_cluster(group.kind, lv):
-                return G.cluster_query(C, _CLUSTER_REGISTERS, method, group.kind, lv, ty)
-            if group.kind == "cluster":  # the cluster's own level
-                value = G.cluster_own_level(C, method)
-            else:
-                value = _value(method, group, lv)
-            if ty is None:
-                return lambda group, level=None: value()
-            return lambda group, dtype, level=None: ty(value())
-        return typer
-
-    rank_value, count_value = query("rank"), query("count")
+    rank_value, count_value = G.query(C, _CLUSTER_REGISTERS, "rank"), G.query(C, _CLUSTER_REGISTERS, "count")
 
     @overload("rank")
     def rank(group, level=None):
