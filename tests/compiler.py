@@ -30,12 +30,17 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 
 import pytest
 
 NAMES = ("numba-cuda-mlir", "numba-cuda")
 DEFAULT = "numba-cuda-mlir"
-NAME = DEFAULT  # set by conftest.py from --compiler before any test module is imported
+# The variable through which a child process a test starts (``python -m tests.ops.<module>``)
+# inherits the run's compiler; in the run itself conftest.py sets NAME from --compiler
+# before any test module is imported.
+CHILD_ENV = "CUDA_COOP_TEST_COMPILER"
+NAME = os.environ.get(CHILD_ENV, DEFAULT)
 
 # Each name this module lends, per compiler: (module, attribute or None for the module).
 _NAMES = {
@@ -66,6 +71,7 @@ def select(name: str) -> None:
     if name not in NAMES:
         raise pytest.UsageError(f"--compiler {name!r}: choose one of {', '.join(NAMES)}")
     NAME = name
+    os.environ[CHILD_ENV] = name
     from . import kernelgen
 
     kernelgen.DEFAULT_COMPILER = name

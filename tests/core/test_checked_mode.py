@@ -110,3 +110,17 @@ def test_literal_k_is_not_checked():
                               k=spec.ScalarArg(np.dtype("int64"), literal=5))
     source = make_provider(plan.with_checks(SITE), LAUNCH).source
     assert "cuda_coop_checked" not in source
+
+
+@pytest.mark.parametrize("offset_dtype,checked", [("int64", True), ("int32", True), ("uint64", False)])
+def test_window_offset_range_check_only_for_signed_offsets(offset_dtype, checked):
+    """A signed window offset below 0 is refused; a uint64 offset has no invalid value (NVIDIA's
+    uint64 run lengths window up to 2**64 - 1), so it must not be checked as a signed number."""
+    from cuda.coop.ops.run_length import plan_run_length_decode
+
+    plan = plan_run_length_decode(spec.GroupArg("block"), spec.PayloadArg(np.dtype("uint8"), 2),
+                                  spec.PayloadArg(np.dtype("uint64"), 2),
+                                  decoded_items_per_thread=spec.ScalarArg(np.dtype("int64"), 3),
+                                  decoded_window_offset=spec.ScalarArg(np.dtype(offset_dtype)))
+    source = make_provider(plan.with_checks(SITE), LAUNCH).source
+    assert ('"decoded_window_offset"' in source) is checked, source

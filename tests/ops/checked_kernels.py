@@ -1,7 +1,7 @@
 """Kernels that each pass one run-time argument outside its range, for the run-time checks.
 
 A failed check ends the CUDA context (a trap), so the GPU tests (test_checked_mode.py) run
-these in a child process: ``python checked_kernels.py CASE GOOD BAD`` launches ``CASE`` with
+these in a child process: ``python -m tests.ops.checked_kernels CASE GOOD BAD`` launches ``CASE`` with
 the valid value ``GOOD``, prints ``RESULT <json>``, then launches it with ``BAD``
 and prints ``RESULT <json>`` again (which it never reaches when the check traps).
 The compile tests import the same kernels.

@@ -86,8 +86,11 @@ def _run_child(case: str, checked: bool, tmp_path):
     env.pop("CUDA_COOP_CHECKED", None)  # checked: the default
     if not checked:
         env["CUDA_COOP_CHECKED"] = "0"
-    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
-    args = [sys.executable, str(Path(ck.__file__).resolve()), case, str(good), str(bad)]
+    # A module of the tests package (it takes the compiler from tests/compiler.py, which reads
+    # the run's --compiler from the environment): run it with -m from the repository root.
+    repo = Path(ck.__file__).resolve().parents[2]
+    env["PYTHONPATH"] = os.pathsep.join([str(repo), *(os.path.abspath(p) for p in sys.path if p)])
+    args = [sys.executable, "-m", ck.__name__, case, str(good), str(bad)]
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env,
                               cwd=tmp_path)

@@ -542,7 +542,9 @@ def _total_checks(plan: CallPlan, dtype, rule: str) -> list:
 def _window_checks(plan: CallPlan) -> list:
     p: RunLengthParams = plan.params
     checks = []
-    if p.has_offset:
+    if p.has_offset and not p.offset_unsigned:
+        # A uint64 offset has no invalid value: NVIDIA's uint64 run lengths window anywhere up
+        # to 2**64 - 1, past the total giving the defaults (it must not be read as negative).
         checks.append(check_range(plan, "decoded_window_offset", "window_offset", "0", "0x7fffffffffffffffLL"))
     if p.total_payload is not None:
         checks += _total_checks(plan, p.total_payload,
