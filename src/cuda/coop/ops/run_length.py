@@ -90,9 +90,10 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
         ``D``, known at compile time: the window holds ``G*D`` decoded items.
     decoded_window_offset : int, optional
         Runtime decoded position of the window's first item (uniform across the
-        block; default 0, negative counts as 0; any integer dtype, uint64
-        included: a window starting near 2**64 holds no decoded item, it never
-        wraps around).  Loop over windows with it.
+        block; default 0; any integer dtype, uint64 included: a window starting
+        near 2**64 holds no decoded item, it never wraps around).  A negative
+        signed offset traps in checked mode (the default) and counts as 0 with
+        ``CUDA_COOP_CHECKED=0``.  Loop over windows with it.
     oob_default : scalar, optional
         Value of window positions at or past the total decoded size (default 0).
     relative_offsets : coop.ThreadData, optional
