@@ -53,6 +53,20 @@ class DeferredActivation:
     (``ops/_lookup.py``).
     """
 
+    _instance = None  # per backend class: its one instance in the process (activate())
+    # One lock for every backend, re-entrant: a backend whose construction registers the
+    # other compiler's (an import hook firing inside it) must not wait for itself.
+    _instance_lock = threading.RLock()
+
+    @classmethod
+    def activate(cls):
+        """The process's one instance of this backend, made by the first call (under a lock):
+        registering a compiler twice, from two threads, gives one backend."""
+        with DeferredActivation._instance_lock:
+            if cls.__dict__.get("_instance") is None:
+                cls._instance = cls()
+            return cls._instance
+
     def __init__(self):
         self._ready = False
         self._activating = False

@@ -16,15 +16,9 @@ process, and the reverse.  Activated in two steps (backends/_deferred.py):
 
 from __future__ import annotations
 
-import threading
-
 from .._deferred import DeferredActivation
 
 __all__ = ["activate", "NumbaCudaBackend"]
-
-_lock = threading.Lock()
-_backend = None
-
 
 class NumbaCudaBackend(DeferredActivation):
     name = "numba-cuda"
@@ -76,9 +70,4 @@ class NumbaCudaBackend(DeferredActivation):
         return typing.op_function_type(op_spec)
 
 
-def activate() -> NumbaCudaBackend:
-    global _backend
-    with _lock:
-        if _backend is None:
-            _backend = NumbaCudaBackend()
-        return _backend
+activate = NumbaCudaBackend.activate

@@ -16,15 +16,9 @@ beside numba_cuda_mlir, or ``coop.register()``) stays cheap:
 
 from __future__ import annotations
 
-import threading
-
 from .._deferred import DeferredActivation
 
 __all__ = ["activate", "NumbaMlirBackend"]
-
-_lock = threading.Lock()
-_backend = None
-
 
 class NumbaMlirBackend(DeferredActivation):
     name = "numba-cuda-mlir"
@@ -76,12 +70,7 @@ class NumbaMlirBackend(DeferredActivation):
         return typing.op_function_type(op_spec)
 
 
-def activate() -> NumbaMlirBackend:
-    global _backend
-    with _lock:
-        if _backend is None:
-            _backend = NumbaMlirBackend()
-        return _backend
+activate = NumbaMlirBackend.activate
 
 
 # Import the compiler here, after activate() exists: if cuda.coop's import hook is
