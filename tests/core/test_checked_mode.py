@@ -124,3 +124,18 @@ def test_window_offset_range_check_only_for_signed_offsets(offset_dtype, checked
                                   decoded_window_offset=spec.ScalarArg(np.dtype(offset_dtype)))
     source = make_provider(plan.with_checks(SITE), LAUNCH).source
     assert ('"decoded_window_offset"' in source) is checked, source
+
+
+@pytest.mark.parametrize("offset_dtype,checked", [(None, False), ("uint32", True), ("uint64", False)])
+def test_window_total_checked_against_decoded_offset_dtype(offset_dtype, checked):
+    """NVIDIA traps when the total decoded size outgrows decoded_offset_dtype (its tests'
+    sum_overflow32 and value_overflow32 cases); a uint64 always holds it, and without
+    decoded_offset_dtype the total is 64-bit."""
+    from cuda.coop.ops.run_length import plan_run_length_decode
+
+    extra = {} if offset_dtype is None else {"decoded_offset_dtype": spec.DtypeArg(np.dtype(offset_dtype))}
+    plan = plan_run_length_decode(spec.GroupArg("block"), spec.PayloadArg(np.dtype("int32"), 1),
+                                  spec.PayloadArg(np.dtype("uint64"), 1),
+                                  decoded_items_per_thread=spec.ScalarArg(np.dtype("int64"), 2), **extra)
+    source = make_provider(plan.with_checks(SITE), LAUNCH).source
+    assert ("decoded_offset_dtype" in source) is checked, source

@@ -65,6 +65,19 @@ def run_length_kernel(src, dst, lengths, totals):
 
 
 @cuda.jit
+def run_length_window_kernel(src, dst, lengths):
+    block = coop.this_block()
+    tid = cuda.threadIdx.x
+    values = coop.ThreadData(1, dtype=np.int32)
+    runs = coop.ThreadData(1, dtype=np.uint64)
+    values[0] = src[tid]
+    runs[0] = lengths[tid]
+    window = coop.run_length_decode(block, values, runs, decoded_items_per_thread=4,
+                                    decoded_offset_dtype=np.uint32)
+    coop.store(block, dst, window)
+
+
+@cuda.jit
 def store_kernel(src, dst, n):
     block = coop.this_block()
     items = coop.ThreadData(4, dtype=np.int32)
@@ -126,6 +139,16 @@ def launch(case: str, value: int):
         run_length_kernel[1, THREADS](cuda.to_device(src), d_dst, cuda.to_device(lengths), d_totals)
         cuda.synchronize()
         return src, np.concatenate([d_dst.copy_to_host().astype(np.int64), d_totals.copy_to_host()])
+    if case == "run_length_window":
+        src = _source(rng, THREADS)
+        # Run 0 has length ``value`` and run 1 one item: 2**32 - 1 makes the total 2**32,
+        # one more than decoded_offset_dtype=uint32 holds.
+        lengths = np.zeros(THREADS, np.uint64)
+        lengths[:2] = [value, 1]
+        d_dst = cuda.to_device(np.full(TILE, poison, np.int32))
+        run_length_window_kernel[1, THREADS](cuda.to_device(src), d_dst, cuda.to_device(lengths))
+        cuda.synchronize()
+        return src, d_dst.copy_to_host()
     size = THREADS if case in PER_THREAD else TILE
     src = _source(rng, size)
     d_dst = cuda.to_device(np.full(size, poison, np.int32))

@@ -62,6 +62,14 @@ def _ref_run_length(src, length):
     return np.concatenate([out, total]), np.ones(ck.RLD_ROOM + ck.THREADS, bool)
 
 
+def _ref_run_length_window(src, length):
+    """The first window of run 0 (``length`` items of src[0]) then run 1 (one src[1]); the
+    rest of the tile is past the total (0, the default)."""
+    position = np.arange(ck.TILE, dtype=np.uint64)
+    out = np.where(position < length, src[0], np.where(position == length, src[1], 0))
+    return out, np.ones(ck.TILE, bool)
+
+
 # case -> (valid value, bad value, reference(src, value) -> (expected, defined mask),
 #          the checked report's text: the kernel, then the argument, its value and range)
 CASES = {
@@ -76,6 +84,9 @@ CASES = {
     "radix": (4, 40, None, "in radix_kernel", "begin_bit=40 is outside [0, 31]"),
     "run_length": (2, 3, _ref_run_length, "in run_length_kernel",
                    "total decoded size=150 is above 100 (the room in destination after destination_offset)"),
+    "run_length_window": (3, 2**32 - 1, _ref_run_length_window, "in run_length_window_kernel",
+                          "total decoded size=4294967296 is above 4294967295 (the largest uint32, "
+                          "decoded_offset_dtype)"),
 }
 TRAP_ERRORS = ("CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_LAUNCH_FAILED")
 

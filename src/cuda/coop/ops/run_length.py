@@ -109,7 +109,8 @@ def run_length_decode(block, run_values, run_lengths, /, *, decoded_items_per_th
     decoded_offset_dtype : np.uint32 or np.uint64, optional
         The dtype that ``relative_offsets`` and ``total_decoded_size`` must have
         when given (NVIDIA's qualified API; its default is uint32).  Omitted,
-        ``relative_offsets`` may be any integer dtype.
+        ``relative_offsets`` may be any integer dtype.  Given, the total decoded size must
+        fit it: checked mode traps when it does not, as NVIDIA's cuda.coop does.
     return_total : bool
         Also return the total decoded size (int64, same on every thread).
     temp_storage : coop.TempStorage, optional
@@ -200,9 +201,10 @@ class RunLengthParams:
     total_payload: np.dtype | None = None  # total_decoded_size payload dtype, or None
     total_dtype: np.dtype = np.dtype("int64")  # dtype of the returned total
     offset_unsigned: bool = False  # decoded_window_offset is a uint64 (passed as such, not as int64)
+    offset_dtype: np.dtype | None = None  # run_length_decode's decoded_offset_dtype=, when given
 
     def __post_init__(self):
-        dtype_fields(self, "value", "length", "relative", "total_payload", "total_dtype")
+        dtype_fields(self, "value", "length", "relative", "total_payload", "total_dtype", "offset_dtype")
 
 
 def _operand(call, label, arg, *, integer=False):
@@ -321,7 +323,7 @@ def plan_run_length_decode(args: CallArgs) -> CallPlan:
                              lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
                              has_oob=oob is not None, relative=rel.dtype if rel is not None else None,
                              return_total=with_total, total_payload=tot.dtype if tot is not None else None,
-                             offset_unsigned=off_unsigned)
+                             offset_unsigned=off_unsigned, offset_dtype=odt)
     return CallPlan(
         op="run_length_decode", family="run_length", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
@@ -547,6 +549,11 @@ def _window_checks(plan: CallPlan) -> list:
         # A uint64 offset has no invalid value: NVIDIA's uint64 run lengths window anywhere up
         # to 2**64 - 1, past the total giving the defaults (it must not be read as negative).
         checks.append(check_range(plan, "decoded_window_offset", "window_offset", "0", "0x7fffffffffffffffLL"))
+    if p.offset_dtype is not None:
+        # NVIDIA decodes with offsets of this dtype and traps when the total outgrows it,
+        # even where no offset is written.
+        checks += _total_checks(plan, p.offset_dtype,
+                                f"(the largest {p.offset_dtype}, decoded_offset_dtype)")
     if p.total_payload is not None:
         checks += _total_checks(plan, p.total_payload,
                                 f"(the largest {p.total_payload}, total_decoded_size's dtype)")
