@@ -573,9 +573,13 @@ def _generate_thread_or_warps(plan, launch, decls, body, kind, warps, is_sum, bc
         body.append("result[0] = r;")
         return CppProvider(headers=HEADERS, decls="\n".join(decls), body="\n".join(body))
     members = non_member_warps_start(plan, launch)
+    # One slot per warp, rounded up to whole groups: NVVM may widen the fold's guarded loads
+    # of a last, incomplete group (a 7-warp block in pairs: totals[6] and totals[7] as one
+    # 64-bit load), and compute-sanitizer's memcheck reports the slot past the array.
     decls += ["using WarpReducer = cub::WarpReduce<T>;",
-              "struct TempStorage { T warp_total[BLOCK_THREADS / 32]; };",
-              f"constexpr unsigned WARPS = {warps};"]
+              f"constexpr unsigned WARPS = {warps};",
+              "constexpr unsigned SLOTS = (BLOCK_THREADS / 32 + WARPS - 1) / WARPS * WARPS;",
+              "struct TempStorage { T warp_total[SLOTS]; };"]
     if members is not None:
         body.insert(0, f"if (linear_tid / 32u >= {members}u) {{ result[0] = T{{}}; return; }}  // not a member")
     barrier = ("__syncthreads();" if members is None else
