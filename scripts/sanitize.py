@@ -122,14 +122,16 @@ class _GroupPerFile:
     def _close(self):
         if self.current is not None:
             state = "FAILED" if self.current in self.failed else "ok"
-            print(f"@@check {self.current} {state}", flush=True)
+            print(f"\n@@check {self.current} {state}", flush=True)  # after pytest's progress dots
 
-    def pytest_runtest_setup(self, item):
-        group = Path(str(item.fspath)).stem.removeprefix("test_")
+    # logstart, not setup: pytest captures what a setup hook prints (shown only on failure),
+    # which once left most groups without their marker line.
+    def pytest_runtest_logstart(self, nodeid, location):
+        group = Path(location[0]).stem.removeprefix("test_")
         if group != self.current:
             self._close()
             self.current = group
-            print(f"{MARK}{group}", flush=True)
+            print(f"\n{MARK}{group}", flush=True)
 
     def pytest_runtest_logreport(self, report):
         if report.failed:
@@ -152,17 +154,22 @@ def run_features(compiler: str, names) -> int:
     return 1 if pytest.main(args, plugins=[_GroupPerFile()]) not in (0, 5) else 0
 
 
+# compute-sanitizer's report lines; in the features' children they may follow pytest's progress
+# dots on the same line (both write to stdout), so they are searched for, not matched at the start.
+_FINDING = re.compile(r"=+ (Error|Warning|Invalid|Uninitialized|Barrier|Program hit)\b")
+
+
 def _errors_per_group(output: str) -> tuple[dict, dict]:
+    """Findings per group and each group's check result, from a child's interleaved stdout."""
     errors, checks, group = {}, {}, None
     for line in output.splitlines():
-        if line.startswith(MARK):
-            group = line[len(MARK):].strip()
+        if MARK in line:
+            group = line.split(MARK, 1)[1].strip()
             errors.setdefault(group, 0)
-        elif line.startswith("@@check "):
-            parts = line.split()
-            checks[parts[1]] = parts[2]
-        elif group is not None and re.match(r"=+ (Error|Warning|Invalid|Uninitialized|Barrier|Program hit)\b", line) \
-                and "SUMMARY" not in line:
+        elif "@@check " in line:
+            parts = line.split("@@check ", 1)[1].split()
+            checks[parts[0]] = parts[1]
+        elif group is not None and _FINDING.search(line) and "SUMMARY" not in line:
             errors[group] += 1
     return errors, checks
 
