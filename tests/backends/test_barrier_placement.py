@@ -89,3 +89,36 @@ def test_trailing_barrier_only_where_the_scratch_is_reused(case):
         assert copies >= 1 and _barriers(kb.ptx) == 2 * copies, kb.ptx
     else:
         assert _barriers(kb.ptx) == expected, kb.ptx
+
+
+# A call followed at once by the user's own block-wide barrier adds none (NVIDIA's programming
+# guide, "manual scratch": "the descriptor adds no barriers to the explicit block.sync() calls").
+# Counted in the kernel's MLIR, where the call's barrier would be a gpu.barrier of its own
+# (LLVM later merges adjacent barriers, so the PTX would not tell).
+_FOLLOWED = """
+@cuda.jit
+def kernel(src, dst, n, flag):
+    i = cuda.threadIdx.x
+    ts = coop.TempStorage()
+    block = coop.this_block()
+    pairs = block.group_by(2)
+    v = coop.shuffle(block, src[i], mode="offset", temp_storage=ts)
+{between}    {barrier}
+    dst[i] = coop.shuffle(block, v, mode="offset", temp_storage=ts)
+"""
+
+
+@pytest.mark.parametrize("barrier", ["block.sync()", "cuda.syncthreads()", "pairs.sync()"])
+@pytest.mark.parametrize("between,ours", [("", 0), ("    k = n\n", 0), ("    dst[i] = v\n", 1)])
+def test_no_barrier_of_ours_right_before_the_users(barrier, between, ours):
+    from numba_cuda_mlir.numba_cuda import types
+
+    from cuda.coop.numba_mlir import compile_cubin
+
+    kernel = module_from_source(_FOLLOWED.format(between=between, barrier=barrier)).kernel
+    kb = compile_cubin(kernel, (types.int32[::1], types.int32[::1], types.int64, types.boolean),
+                       cc=(9, 0), block=128)
+    mlir = kb._compile_result.metadata["mlir_module_str"]  # numba-cuda-mlir's compile result
+    # The user's barrier, the second call's (an explicit TempStorage keeps its auto_sync
+    # barrier) and the first call's only when a store comes between it and the user's.
+    assert mlir.count("gpu.barrier") == 2 + ours, mlir

@@ -182,6 +182,10 @@ class KernelState:
             elif call.temp_storage is None and reused is not None and target not in reused:
                 # The last use of the implicit scratch on every path: nothing can reuse it.
                 auto_sync = False
+            if auto_sync and self._block_barrier_follows(lower, target):
+                # The user's own block.sync() (or cuda.syncthreads()) comes next: a second
+                # barrier would order nothing more (NVIDIA's descriptors add none there).
+                auto_sync = False
             try:
                 symbols, items = resolve_callbacks(call.plan, cc) if call.plan.callbacks else ({}, [])
                 call.callback_items = tuple(items)
@@ -217,6 +221,32 @@ class KernelState:
             "cluster), or compile it with cuda.coop.numba_mlir.compile_cubin(kernel, argtypes, cc=(9, 0), "
             "block=..., cluster=(2, 1, 1))"
         ), call.site)
+
+    def _block_barrier_follows(self, lower, target) -> bool:
+        """Whether the statement after the call, in its IR block, is a block-wide barrier of the
+        user's: ``block.sync()`` or a group of warps' ``sync()`` (both inlined by then as
+        ``cuda.syncthreads()``) or ``cuda.syncthreads()`` itself.  Only deletions and
+        assignments of names, constants, globals and attributes may come between: anything
+        else (a call, a store, arithmetic) keeps the call's own barrier, since it might touch
+        the scratch (``TempStorage`` byte indexing) before the user's barrier."""
+        label, index = self.positions[target]
+        typemap = lower.fndesc.typemap
+        ir = C.ir
+        for inst in lower.func_ir.blocks[label].body[index + 1:]:
+            if isinstance(inst, ir.Del):
+                continue
+            if not isinstance(inst, ir.Assign):
+                return False
+            value = inst.value
+            if isinstance(value, (ir.Var, ir.Const, ir.Global, ir.FreeVar)):
+                continue
+            if isinstance(value, ir.Expr) and value.op == "getattr":
+                continue
+            if isinstance(value, ir.Expr) and value.op == "call" and not value.args and not value.kws:
+                fnty = typemap.get(value.func.name)
+                return isinstance(fnty, types.Function) and fnty.typing_key is C.cuda.syncthreads
+            return False
+        return False
 
     def _implicit_scratch_reused(self, lower):
         """The calls after which another cooperative call may reuse the implicit scratch.
