@@ -205,6 +205,15 @@ def block_barrier():
     gpu.barrier()
 
 
+def user_block_barrier():
+    """``__syncthreads()`` for ``block.sync()``: NVVM's ``bar.sync 0`` (``nvvm.barrier``), the
+    same barrier as :func:`block_barrier` but spelled apart in the kernel's MLIR, where NVIDIA's
+    tests count the ``gpu.barrier`` ops as the barriers the library added."""
+    from numba_cuda_mlir._mlir.dialects import nvvm
+
+    nvvm.barrier()
+
+
 def i32_constant(value: int):
     from numba_cuda_mlir._mlir.dialects import arith
 

@@ -61,7 +61,7 @@ UPSTREAM = (
     UpstreamName("numba_cuda_mlir.numba_cuda.typing.typeof", MODULE, ("typeof", "typeof_impl"),
                  "extending.typeof_impl is this object, behind a 0.1 s import"),
     UpstreamName("numba_cuda_mlir._mlir", MODULE, ("ir",), "lowerings build MLIR: no public MLIR bindings"),
-    UpstreamName("numba_cuda_mlir._mlir.dialects", MODULE, ("func", "llvm", "memref", "gpu", "arith"),
+    UpstreamName("numba_cuda_mlir._mlir.dialects", MODULE, ("func", "llvm", "memref", "gpu", "arith", "nvvm"),
                  "lowerings build MLIR: no public dialect bindings"),
     UpstreamName("numba_cuda_mlir.models", MODULE, ("ArrayModel", "OpaqueModel"), "no public data models"),
     UpstreamName("numba_cuda_mlir.lowering_utilities", MODULE,

@@ -122,11 +122,39 @@ def _install_cluster_registers():
         _CLUSTER_REGISTERS[name] = stub
 
 
+def _block_sync_stub():
+    """``block.sync()`` (and a group of warps' ``sync()``): typed here, lowered to
+    ``nvvm.barrier`` (see ``_compat.user_block_barrier``)."""
+
+
+def _install_block_sync():
+    class Template(C.AbstractTemplate):
+        key = _block_sync_stub
+
+        def generic(self, args, kws):
+            return C.signature(C.types.none)
+
+    C.typing_registry.register_global(_block_sync_stub, C.types.Function(Template))
+
+    def lower(lower, target, args, kws):
+        C.user_block_barrier()
+        lower.store_var(target, None)
+
+    C.lowering_registry.lower(_block_sync_stub)(lower)
+
+
+def is_block_sync(fnty) -> bool:
+    """Whether a typed call is a block-wide barrier the kernel wrote: ``block.sync()`` (inlined
+    by the time the lowering reads the IR) or ``cuda.syncthreads()``."""
+    return isinstance(fnty, C.types.Function) and fnty.typing_key in (_block_sync_stub, C.cuda.syncthreads)
+
+
 def install():
     """Register the methods on GroupType (called once, by the backend's ``ready()``)."""
     from .typing import located_method
 
     _install_cluster_registers()
+    _install_block_sync()
 
     def overload(name):
         register = C.overload_inlined_method(GroupType, name)
@@ -169,6 +197,8 @@ def install():
     def sync(group):
         if group.kind == "cluster":
             return G.cluster_sync(_CLUSTER_REGISTERS, "sync")
+        if group.kind in ("block", "warps"):
+            return lambda group: _block_sync_stub()
         barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync"))
         return lambda group: barrier()
 
@@ -176,5 +206,7 @@ def install():
     def sync_aligned(group):
         if group.kind == "cluster":
             return G.cluster_sync(_CLUSTER_REGISTERS, "sync_aligned")
+        if group.kind in ("block", "warps"):
+            return lambda group: _block_sync_stub()
         barrier = _device(("sync", group.kind, group.width), _sync_impl(group, "sync_aligned"))
         return lambda group: barrier()

@@ -31,6 +31,7 @@ from ...ops._validate import require_launch_block
 from .._planning import flatten_results
 from . import _compat as C
 from .callbacks import resolve_callbacks
+from .group_methods import is_block_sync
 from .rewrite import HIDDEN_KEYWORDS, SITES
 from .types import ThreadDataType, numba_type_of_dtype
 from .typing import GROUP_BY_KEY, RESERVE_KEY, plan_call, reservation_of
@@ -243,8 +244,7 @@ class KernelState:
             if isinstance(value, ir.Expr) and value.op == "getattr":
                 continue
             if isinstance(value, ir.Expr) and value.op == "call" and not value.args and not value.kws:
-                fnty = typemap.get(value.func.name)
-                return isinstance(fnty, types.Function) and fnty.typing_key is C.cuda.syncthreads
+                return is_block_sync(typemap.get(value.func.name))
             return False
         return False
 
