@@ -62,7 +62,15 @@ def main(argv=None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
     parser.add_argument("--log-dir", default=os.environ.get("OUT", DEFAULT_LOG_DIR))
     parser.add_argument("--marker", default="gpu")
+    parser.add_argument("--part", default="1/1", metavar="K/M",
+                        help="run part K of M (the tests split into jobs*M shards, this part runs jobs of them "
+                             "at once): a suite longer than one device call, in M calls")
     args, rest = parser.parse_known_args(argv)
+    part, parts = (int(x) for x in args.part.split("/"))
+    if not 1 <= part <= parts:
+        parser.error(f"--part {args.part}: K must be 1..M")
+    first = (part - 1) * args.jobs
+    shards = range(first, first + args.jobs)
     if re.search(NEEDS_GPU, args.marker):
         problem = gpu_problem()
         if problem is not None:
@@ -72,8 +80,8 @@ def main(argv=None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = []
     t0 = time.time()
-    for i in range(args.jobs):
-        env = dict(os.environ, COOP_SHARD=f"{i}/{args.jobs}")
+    for i in shards:
+        env = dict(os.environ, COOP_SHARD=f"{i}/{args.jobs * parts}")
         log = open(log_dir / f"shard-{i}.log", "w")
         cmd = [sys.executable, "-m", "pytest", "-m", args.marker, "-q", "-rfE", "-p", "no:cacheprovider",
                f"--junitxml={log_dir / f'shard-{i}.xml'}", "-o", "junit_family=xunit1", *rest]
@@ -102,17 +110,18 @@ def main(argv=None) -> int:
             if start >= 0:
                 end = text.find("short test summary info", start)
                 merged.write(f"##### shard {i}\n{text[start:end if end > 0 else None]}\n")
-    _write_counts_by_file(log_dir, args.jobs)
+    _write_counts_by_file(log_dir, shards)
     errors = totals["error"] + totals["errors"]
-    print(f"GPU tests: {totals['passed']} passed, {totals['failed']} failed, {errors} errors, "
-          f"{totals['skipped']} skipped in {time.time() - t0:.0f} s over {args.jobs} shards")
+    print(f"GPU tests{'' if parts == 1 else f' (part {part} of {parts})'}: {totals['passed']} passed, "
+          f"{totals['failed']} failed, {errors} errors, {totals['skipped']} skipped in {time.time() - t0:.0f} s "
+          f"over {args.jobs} shards")
     return worst
 
 
-def _write_counts_by_file(log_dir: Path, jobs: int) -> None:
-    """Outcome counts per test file over all shards (evidence tables cite them)."""
+def _write_counts_by_file(log_dir: Path, shards) -> None:
+    """Outcome counts per test file over the shards run (evidence tables cite them)."""
     counts = collections.defaultdict(collections.Counter)
-    for i in range(jobs):
+    for i in shards:
         path = log_dir / f"shard-{i}.xml"
         if not path.exists():
             continue

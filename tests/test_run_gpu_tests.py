@@ -61,6 +61,28 @@ def test_with_a_gpu_it_runs_the_shards_and_prints_the_totals(tmp_path, monkeypat
     assert "over 2 shards" in out and (tmp_path / "by-file.txt").is_file()
 
 
+def test_parts_split_one_run_into_disjoint_calls(tmp_path, monkeypatch, capsys):
+    """--part K/M: each part runs its own jobs of the jobs*M shards; together they run every
+    test once (a suite longer than one device call, in M calls)."""
+    script = _load()
+    monkeypatch.setattr(script, "gpu_problem", lambda: None)
+    monkeypatch.setenv("PYTHONPATH", _env()["PYTHONPATH"])
+    for name in ("PYTEST_ADDOPTS", "COOP_REQUIRE_GPU", "COOP_PYTEST_COUNTS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(ROOT)
+    passed = []
+    for part in ("1/2", "2/2"):
+        rc = script.main(["-j", "2", "--part", part, "--marker", "unit or gpu", "--log-dir", str(tmp_path / part[0]),
+                          "tests/test_run_gpu_tests.py", "-k", "default_log_folder or needs_no_gpu"])
+        out = capsys.readouterr().out
+        assert rc == 0, out
+        assert f"(part {part[0]} of 2)" in out, out
+        passed.append(int(re.search(r"GPU tests \(part \d of 2\): (\d+) passed", out).group(1)))
+    assert sum(passed) == 2, passed
+    with pytest.raises(SystemExit):
+        script.main(["--part", "3/2"])
+
+
 def test_a_marker_that_needs_no_gpu_does_not_ask_for_one():
     script = _load()
     needs = [m for m in ("gpu", "unit or gpu", "gpu and not bench", "not gpu", "unit", "compile")
