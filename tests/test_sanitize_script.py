@@ -43,9 +43,11 @@ def test_findings_after_progress_dots_count_for_their_group():
     assert checks == {"dynamic_shared": "ok", "groups": "FAILED", "reserve": "ok"}
 
 
-def test_every_test_file_gets_its_marker_and_check(tmp_path, capfd):
+def test_every_test_file_gets_its_marker_and_check(tmp_path, capfd, monkeypatch):
     """The plugin's lines reach stdout (not pytest's capture) and start a line each."""
     script = _load()
+    for name in ("PYTEST_ADDOPTS", "COOP_REQUIRE_GPU", "COOP_PYTEST_COUNTS"):  # CI's, for the outer run only
+        monkeypatch.delenv(name, raising=False)
     for name, body in (("alpha", "def test_a():\n    pass\n\ndef test_b():\n    pass\n"),
                        ("beta", "def test_c():\n    assert False\n")):
         (tmp_path / f"test_{name}.py").write_text(body)
