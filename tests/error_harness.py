@@ -75,3 +75,21 @@ for i in range(4):
     a[i] = src[i]
     r[i] = i
 """
+
+
+def sort_prelude(keys: str, values: str, *extra: tuple) -> str:
+    """The sorting families' error kernels start here: ``keys`` and ``vals``, four items of
+    dtype ``keys`` / ``values`` filled from ``src`` and the item index; ``extra`` adds
+    ``(name, dtype)`` payloads filled with the index too."""
+    lines = [f"keys = coop.ThreadData(4, dtype=np.{keys})", f"vals = coop.ThreadData(4, dtype=np.{values})"]
+    lines += [f"{name} = coop.ThreadData(4, dtype=np.{dtype})" for name, dtype in extra]
+    lines += ["for i in range(4):", "    keys[i] = src[i]", "    vals[i] = i"]
+    lines += [f"    {name}[i] = i" for name, _ in extra]
+    return "\n".join(lines) + "\n"
+
+
+def prelude_compiler(prelude: str):
+    """``compile_error`` with this prelude before every body (one family's error tests)."""
+    def fails(body: str, **kw):
+        return compile_error(body, prelude=prelude, **kw)
+    return fails

@@ -6,7 +6,7 @@ import pytest
 
 import cuda.coop as coop
 
-from ..error_harness import assert_at_user_line, compile_error
+from ..error_harness import assert_at_user_line, prelude_compiler, sort_prelude
 
 pytestmark = pytest.mark.compile
 
@@ -14,17 +14,9 @@ from ..compiler import require  # noqa: E402
 
 require()
 
-SETUP = """
-        keys = coop.ThreadData(4, dtype=np.int32)
-        vals = coop.ThreadData(4, dtype=np.float32)
-        for i in range(4):
-            keys[i] = src[i]
-            vals[i] = i
-"""
+SETUP = sort_prelude("int32", "float32")
+fails = prelude_compiler(SETUP)
 
-
-def fails(body, **kw):
-    return compile_error(SETUP + body, **kw)
 
 
 def test_block_sort_needs_a_power_of_two_thread_count():
@@ -123,7 +115,7 @@ def test_group_must_be_a_group():
 
 
 def test_a_kernel_is_not_a_comparator():
-    info, module = compile_error(SETUP + """
+    info, _ = fails("""
         out = coop.merge_sort_keys(coop.this_block(), keys, compare_op=kernel)
     """)
     assert isinstance(info.value, (coop.NotADeviceFunctionError, coop.InvalidArgumentTypeError))

@@ -6,7 +6,7 @@ import pytest
 
 import cuda.coop as coop
 
-from ..error_harness import assert_at_user_line, compile_error, kernel_types
+from ..error_harness import assert_at_user_line, kernel_types, prelude_compiler, sort_prelude
 
 pytestmark = pytest.mark.compile
 
@@ -14,19 +14,9 @@ from ..compiler import require  # noqa: E402
 
 require()
 
-SETUP = """
-        keys = coop.ThreadData(4, dtype=np.uint32)
-        vals = coop.ThreadData(4, dtype=np.float32)
-        small = coop.ThreadData(4, dtype=np.uint8)
-        for i in range(4):
-            keys[i] = src[i]
-            vals[i] = i
-            small[i] = i
-"""
+SETUP = sort_prelude("uint32", "float32", ("small", "uint8"))
+fails = prelude_compiler(SETUP)
 
-
-def fails(body, **kw):
-    return compile_error(SETUP + body, **kw)
 
 
 def test_radix_sort_is_a_block_operation():

@@ -6,7 +6,7 @@ import pytest
 
 import cuda.coop as coop
 
-from ..error_harness import assert_at_user_line, compile_error
+from ..error_harness import assert_at_user_line, prelude_compiler, sort_prelude
 
 pytestmark = pytest.mark.compile
 
@@ -14,17 +14,9 @@ from ..compiler import require  # noqa: E402
 
 require()
 
-SETUP = """
-        keys = coop.ThreadData(4, dtype=np.float32)
-        vals = coop.ThreadData(4, dtype=np.int32)
-        for i in range(4):
-            keys[i] = src[i]
-            vals[i] = i
-"""
+SETUP = sort_prelude("float32", "int32")
+fails = prelude_compiler(SETUP)
 
-
-def fails(body, **kw):
-    return compile_error(SETUP + body, **kw)
 
 
 def test_k_is_required():
