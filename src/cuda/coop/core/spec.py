@@ -404,8 +404,6 @@ class CallPlan:
     )
     callbacks: tuple = ()
     sync: bool = True  # end with a barrier when storage was used (auto_sync)
-    # Per-call lowering facts: e.g. payload dtypes inferred for ThreadData operands.
-    notes: tuple = ()
     # Checked mode (the default; CUDA_COOP_CHECKED=0 turns it off, see
     # core.cpp.CHECKED_PRELUDE): the generator tests each run-time argument before
     # narrowing it and traps when it is out of range, instead of clamping.  ``checked_operands`` are operands that only the

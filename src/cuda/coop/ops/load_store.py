@@ -241,7 +241,6 @@ def plan_load(args: CallArgs) -> CallPlan:
                                algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
                                has_valid_items=has_vi, has_oob_default=has_oob, has_offset=has_off),
         generate=_generate, check_launch=_check_launch,
-        notes=(("output", dtype.name),),
     )
 
 
@@ -274,7 +273,6 @@ def plan_store(args: CallArgs) -> CallPlan:
                                has_valid_items=has_vi, has_oob_default=False, has_offset=has_off,
                                value_passing=passing),
         generate=_generate, check_launch=_check_launch,
-        notes=(("value", dtype.name),) if passing == "payload" else (),
     )
 
 
