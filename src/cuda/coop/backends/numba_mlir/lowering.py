@@ -225,8 +225,8 @@ class KernelState:
 
     def _block_barrier_follows(self, lower, target) -> bool:
         """Whether the statement after the call, in its IR block, is a block-wide barrier of the
-        user's: ``block.sync()`` or a group of warps' ``sync()`` (both inlined by then as
-        ``cuda.syncthreads()``) or ``cuda.syncthreads()`` itself.  Only deletions and
+        user's: ``block.sync()`` or a group of warps' ``sync()`` (inlined by then as a call of
+        ``group_methods._block_sync_stub``) or ``cuda.syncthreads()``.  Only deletions and
         assignments of names, constants, globals and attributes may come between: anything
         else (a call, a store, arithmetic) keeps the call's own barrier, since it might touch
         the scratch (``TempStorage`` byte indexing) before the user's barrier."""
