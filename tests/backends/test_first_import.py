@@ -49,14 +49,19 @@ COOP_DEFERRED = (
     "cuda.coop.backends.numba_mlir.group_methods", "cuda.coop.backends.numba_mlir.rewrite",
     "cuda.coop.backends.numba_mlir.types",
 )
+# The NVVM dialect's Python module (20 ms to import) is only for block.sync(): registering
+# checks the upstream names, which finds it without importing it (backends/_upstream.py).
+COMPILER_DEFERRED = ("numba_cuda_mlir._mlir.dialects.nvvm",)
 DEFERRED = ("numba_cuda_mlir.cuda", "numba_cuda_mlir.extending", "numba_cuda_mlir.lowering_utilities",
-            "numba_cuda_mlir.descriptor", "numba_cuda_mlir.models", "cuda.coop.ops._registry", *COOP_DEFERRED)
+            "numba_cuda_mlir.descriptor", "numba_cuda_mlir.models", "cuda.coop.ops._registry",
+            *COMPILER_DEFERRED, *COOP_DEFERRED)
 
 _PRELUDE = f"""
 import sys
 import numpy as np
 DEFERRED = {DEFERRED!r}
 COOP_DEFERRED = {COOP_DEFERRED!r}
+COMPILER_DEFERRED = {COMPILER_DEFERRED!r}
 
 def loaded(names, before=()):
     return sorted(m for m in names if m in sys.modules and m not in before)
@@ -117,7 +122,7 @@ from numba_cuda_mlir import cuda
 from numba_cuda_mlir import descriptor
 before = set(sys.modules)
 from cuda import coop
-print("EAGER", loaded(COOP_DEFERRED, before))
+print("EAGER", loaded(COOP_DEFERRED + COMPILER_DEFERRED, before))
 print("HOOKED", getattr(descriptor._ArgMarshaller.__call__, "_coop_launch_hook", False))
 from cuda.coop.numba_mlir import compile_cubin
 

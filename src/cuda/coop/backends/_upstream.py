@@ -80,9 +80,11 @@ def _import(name: str):
         raise _Missing(f"module {name} is gone ({type(exc).__name__}: {exc})") from None
 
 
-def _static(obj, name: str, where: str):
+def _static(obj, name: str, where: str, *, import_submodule: bool = True):
     """``obj.name`` without running a property or a module's ``__getattr__``; a submodule
-    not imported yet counts when it can be found."""
+    not imported yet counts when it can be found (``import_submodule=False``: found, not
+    imported, so that checking a name costs no import: numba-cuda-mlir's ``nvvm`` dialect
+    alone takes 20 ms to import, and only ``block.sync()`` needs it)."""
     import inspect
 
     try:
@@ -96,8 +98,9 @@ def _static(obj, name: str, where: str):
         if full in sys.modules:
             return sys.modules[full]
         try:
-            if importlib.util.find_spec(full) is not None:
-                return _import(full)
+            spec = importlib.util.find_spec(full)
+            if spec is not None:
+                return _import(full) if import_submodule else spec
         except (ImportError, ValueError):
             pass
     raise _Missing(f"{where}.{name} is gone")
@@ -197,7 +200,7 @@ def describe(entry: UpstreamName) -> str | None:
     if entry.kind == MODULE:
         for name in entry.params:
             try:
-                _static(obj, name, entry.path)
+                _static(obj, name, entry.path, import_submodule=False)
             except _Missing as missing:
                 return str(missing)
         return None
