@@ -18,9 +18,9 @@ from ._errors import (
 )
 from ._kernel_api import KernelConstructMeta, as_python_int
 
-__all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "check_items_per_thread",
-           "check_payload_bytes", "check_alignment", "RESERVE_DTYPES", "check_reserve_count",
-           "check_reserve_dtype"]
+__all__ = ["ThreadData", "TempStorage", "SHARING_MODES", "MAX_PAYLOAD_BYTES", "DTYPE_FROM",
+           "check_items_per_thread", "check_payload_bytes", "check_alignment", "RESERVE_DTYPES",
+           "check_reserve_count", "check_reserve_dtype"]
 
 SHARING_MODES = ("shared", "exclusive")
 
@@ -31,6 +31,12 @@ SHARING_MODES = ("shared", "exclusive")
 # is four register files: room for legitimate spilling payloads (512 float64),
 # refused up front well before compiles take tens of seconds.
 MAX_PAYLOAD_BYTES = 4096
+
+# The hidden keyword both backends' rewrites add to a ``coop.ThreadData()`` without dtype=:
+# the array, value or NumPy type its dtype is inferred from (backends/_inference.py).  Here,
+# beside ThreadData, because the backends' activation hooks (light) and their typing and
+# rewrites (loaded on first use) all name it.
+DTYPE_FROM = "_dtype_from"
 
 
 def check_items_per_thread(value, *, call: str = "coop.ThreadData()") -> int:

@@ -27,8 +27,8 @@ from .._diagnostics import raise_at
 from .._dtypes import normalize_dtype
 from .._errors import CoopError, InvalidArgumentTypeError, NonConstantArgumentError, UnknownDtypeError
 from .._payloads import (
-    SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread, check_payload_bytes,
-    merge_alignas,
+    DTYPE_FROM, SHARING_MODES, TempStorage, ThreadData, check_alignment, check_items_per_thread,
+    check_payload_bytes, merge_alignas,
 )
 from ..core import spec
 from . import _planning, _reserve
@@ -36,9 +36,6 @@ from ._reserve import RESERVE_KEY
 
 __all__ = ["CompilerGlue", "CompilerTyping", "build", "DTYPE_FROM", "GROUP_BY_KEY", "RESERVE_KEY"]
 
-# The hidden keyword both backends' rewrites add to a ``coop.ThreadData()`` without dtype=:
-# the array, value or NumPy type its dtype is inferred from (backends/_inference.py).
-DTYPE_FROM = "_dtype_from"
 # The typing (and lowering) key of ``group.group_by(...)``, a method of every group type.
 GROUP_BY_KEY = "cuda.coop.Group.group_by"
 

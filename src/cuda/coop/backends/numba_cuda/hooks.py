@@ -9,15 +9,15 @@ Also here, because it needs only the IR: the after-inference rewrite that points
 
 from __future__ import annotations
 
+from ..._payloads import DTYPE_FROM
 from .._deferred import install_typeof_hooks, rewrite_proxy
 from .._launch_checks import check_launch_block
 from . import _compat as C
 from . import _compat_launch
 
-__all__ = ["install", "DTYPE_FROM"]
+__all__ = ["install"]
 
 ir = C.ir
-DTYPE_FROM = "_dtype_from"
 _NULL = "$coop_dtype_from_null."
 
 

@@ -17,12 +17,11 @@ allow.
 from __future__ import annotations
 
 from ..._kernel_api import KernelFunction
-from ..._payloads import TempStorage, ThreadData
+from ..._payloads import DTYPE_FROM, TempStorage, ThreadData
 from .._inference import CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee
 from . import _compat as C
-from .hooks import DTYPE_FROM
 
-__all__ = ["DTYPE_FROM"]
+__all__ = ["InferPayloadDtypes"]
 
 ir = C.ir
 _ANALYSIS = PayloadDtypeAnalysis(ir, C.run_frontend, C.replace_vars_stmt)
