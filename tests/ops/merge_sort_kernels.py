@@ -65,6 +65,24 @@ def custom_reference(dtype: str, descending: bool):
     return (lambda k: k & np.dtype(dtype).type(3)), descending
 
 
+# The opening of the merge-sort and TopK matrix kernels: the thread's linear number (CUB's
+# order), the block's valid_items, and the keys ``k`` (read blocked from ``keys``) with two
+# value payloads, ``v`` (int32) and ``w`` (WT), both holding each item's index.
+KEYS_AND_VALUES = '''\
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    base = cuda.blockIdx.x * nthreads * items_per_thread
+    vi = valid[cuda.blockIdx.x]
+    k = coop.ThreadData(items_per_thread, dtype=DT)
+    v = coop.ThreadData(items_per_thread, dtype=np.int32)
+    w = coop.ThreadData(items_per_thread, dtype=WT)
+    for i in range(items_per_thread):
+        k[i] = keys[base + tid * items_per_thread + i]
+        v[i] = tid * items_per_thread + i
+        w[i] = WT(tid * items_per_thread + i)
+'''
+
+
 def merge_sort_kernel(dtype: str, oob: str, block_only=False):
     lines = []
     for row, kind, width, op, desc, vi, oob_flag, vt, cmp in cases(block_only):
@@ -106,18 +124,7 @@ def by_custom(a, b):
 
 @cuda.jit
 def kernel(keys, out_k, out_v, out_w, valid, items_per_thread):
-    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
-    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    base = cuda.blockIdx.x * nthreads * items_per_thread
-    vi = valid[cuda.blockIdx.x]
-    k = coop.ThreadData(items_per_thread, dtype=DT)
-    v = coop.ThreadData(items_per_thread, dtype=np.int32)
-    w = coop.ThreadData(items_per_thread, dtype=WT)
-    for i in range(items_per_thread):
-        k[i] = keys[base + tid * items_per_thread + i]
-        v[i] = tid * items_per_thread + i
-        w[i] = WT(tid * items_per_thread + i)
-""" + "".join(lines)
+{KEYS_AND_VALUES}""" + "".join(lines)
     return module_from_source(source).kernel
 
 

@@ -121,6 +121,24 @@ def reduce_cases(dtype: str):
     return cases
 
 
+# The opening of the reduce and scan matrix kernels: the thread's linear number (CUB's
+# order, so 1-D, 2-D and 3-D blocks hold the same data), the block's valid_items, and the
+# operands the cases name: ``items`` and ``items2`` (from src and src2) and ``scalar``.
+OPERANDS_FROM_SOURCES = '''\
+    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    gtid = cuda.blockIdx.x * nthreads + tid
+    base = gtid * items_per_thread
+    vi = valid[cuda.blockIdx.x]
+    items = coop.ThreadData(items_per_thread, dtype=DT)
+    items2 = coop.ThreadData(items_per_thread, dtype=DT)
+    for i in range(items_per_thread):
+        items[i] = src[base + i]
+        items2[i] = src2[base + i]
+    scalar = src[base]
+'''
+
+
 def _group_source(group) -> str:
     return group_expr("block", None) if group == "block" else group_expr("warp", group)
 
@@ -135,18 +153,7 @@ DT = np.{dtype}
 {USER_OP_SOURCE}
 @cuda.jit
 def kernel(src, src2, out, valid, items_per_thread):
-    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
-    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    gtid = cuda.blockIdx.x * nthreads + tid
-    base = gtid * items_per_thread
-    vi = valid[cuda.blockIdx.x]
-    items = coop.ThreadData(items_per_thread, dtype=DT)
-    items2 = coop.ThreadData(items_per_thread, dtype=DT)
-    for i in range(items_per_thread):
-        items[i] = src[base + i]
-        items2[i] = src2[base + i]
-    scalar = src[base]
-""" + "".join(lines)
+{OPERANDS_FROM_SOURCES}""" + "".join(lines)
     return module_from_source(source).kernel
 
 

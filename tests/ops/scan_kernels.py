@@ -12,7 +12,9 @@ import numpy as np
 from ..kernelgen import group_expr, module_from_source, scan_call
 
 # BLOCK, DTYPES and ITEMS are the scan suite's too (test_scan_compile reads them from here).
-from .reduce_kernels import BLOCK, DTYPES, ITEMS, LOGICAL_WIDTHS, USER_OP_SOURCE, user_op  # noqa: F401
+from .reduce_kernels import (  # noqa: F401
+    BLOCK, DTYPES, ITEMS, LOGICAL_WIDTHS, OPERANDS_FROM_SOURCES, USER_OP_SOURCE, user_op,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "running_scan.py"
 PREFIX_SOURCE = """
@@ -147,18 +149,7 @@ DT = np.{dtype}
 @cuda.jit
 def kernel(src, src2, out, aggs, valid, inits, items_per_thread):
 {consts}
-    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
-    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    gtid = cuda.blockIdx.x * nthreads + tid
-    base = gtid * items_per_thread
-    vi = valid[cuda.blockIdx.x]
-    items = coop.ThreadData(items_per_thread, dtype=DT)
-    items2 = coop.ThreadData(items_per_thread, dtype=DT)
-    for i in range(items_per_thread):
-        items[i] = src[base + i]
-        items2[i] = src2[base + i]
-    scalar = src[base]
-    agg = coop.ThreadData(1, dtype=DT)
+{OPERANDS_FROM_SOURCES}    agg = coop.ThreadData(1, dtype=DT)
     state = coop.ThreadData(1, dtype={state_dtype})
     state[0] = {STATE_START}
 """ + "".join(lines)

@@ -16,15 +16,8 @@ import pytest
 from cuda.coop.ops.exchange import MODES
 from cuda.coop.reference import exchange as ref
 
+from ..values import full_range
 from .exchange_kernels import BLOCK_DTYPES, FLAG_DTYPES, ITEMS, RANK_DTYPES, WARP_DTYPES, exchange_kernel
-
-
-def _random(rng, dtype, n):
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return (rng.standard_normal(n) * 1000).astype(dt)
-    info = np.iinfo(dt)
-    return rng.integers(info.min, info.max, size=n, endpoint=True, dtype=dt)
 
 
 def make_ranks(rng, rank_dtype, tile, nblocks, colliding=True):
@@ -61,7 +54,7 @@ def run_exchange(kind, dtype, ipt, block=(128, 1, 1), seed=0, warp_multiple=True
     tile = block_threads * ipt
     nblocks = 3
     n = nblocks * tile
-    src = _random(rng, dtype, n)
+    src = full_range(rng, dtype, n)
     ranks = make_ranks(rng, RANK_DTYPES[dtype], tile, nblocks, colliding=colliding_ranks)
     flags = rng.integers(0, 2, size=n).astype(FLAG_DTYPES[dtype])
     kernel, cases = exchange_kernel(kind, dtype, warp_multiple)

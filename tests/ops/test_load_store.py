@@ -15,19 +15,12 @@ import pytest
 from cuda.coop.reference import load_store as ref
 
 from ..kernelgen import module_from_source
+from ..values import full_range
 from .load_store_kernels import TEMP_STORAGE_KERNELS, _cases, _oob, _poison, load_store_kernel
 
 DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
 ITEMS = [1, 2, 4, 7, 16]
 GROUPS = [("block", None), ("warp", 32), ("logical", None)]
-
-
-def _random(rng, dtype, n):
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return (rng.standard_normal(n) * 1000).astype(dt)
-    info = np.iinfo(dt)
-    return rng.integers(info.min, info.max, size=n, endpoint=True, dtype=dt)
 
 
 def _scalar(dtype, text):
@@ -46,8 +39,8 @@ def run_load_store(kind, dtype, ipt, block=(128, 1, 1), seed=0):
     valid = np.array([10**9, -3, 0, 1, None, None], dtype=object)
     nblocks = len(valid)
     n = nblocks * block_threads * ipt
-    src = _random(rng, dtype, n)
-    si = _random(rng, dtype, n)
+    src = full_range(rng, dtype, n)
+    si = full_range(rng, dtype, n)
     poison = _scalar(dtype, _poison(dtype))
     oob = _scalar(dtype, _oob(dtype))
     smallest_tile = min(tile_of)

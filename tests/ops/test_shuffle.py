@@ -13,6 +13,7 @@ import pytest
 
 from cuda.coop.reference import shuffle as ref
 
+from ..values import full_range
 from .shuffle_kernels import DTYPES, ITEMS, SCALAR_CASES, TILE_CASES, shuffle_kernel
 
 
@@ -29,14 +30,6 @@ def _distance(case_dist, block_d, thread_d):
     return int(case_dist)
 
 
-def _random(rng, dtype, n):
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return (rng.standard_normal(n) * 1000).astype(dt)
-    info = np.iinfo(dt)
-    return rng.integers(info.min, info.max, size=n, endpoint=True, dtype=dt)
-
-
 def run_shuffle(dtype, ipt, block=(128, 1, 1), seed=0):
     from ..compiler import cuda
 
@@ -46,8 +39,8 @@ def run_shuffle(dtype, ipt, block=(128, 1, 1), seed=0):
     dist = np.array([0, 1, 5, -3, tile - 1, tile, tile + 7, 2**40, INT64_MIN, INT64_MAX], dtype=np.int64)
     nblocks = len(dist)
     n = nblocks * tile
-    src = _random(rng, dtype, n)
-    sv = _random(rng, dtype, nblocks * bt)
+    src = full_range(rng, dtype, n)
+    sv = full_range(rng, dtype, nblocks * bt)
     tdist = rng.integers(-bt - 3, bt + 3, size=nblocks * bt).astype(np.int64)
     special = rng.choice(nblocks * bt, size=nblocks * 4, replace=False)
     tdist[special] = rng.choice([INT64_MIN, INT64_MAX, 2**62, -tile, tile], size=len(special))

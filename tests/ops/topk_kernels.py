@@ -9,7 +9,7 @@ from cuda.coop.reference import topk as ref
 from cuda.coop.reference.radix import ordered_bits
 
 from ..kernelgen import module_from_source
-from .merge_sort_kernels import gpu_launch, other_value_dtype, random_keys
+from .merge_sort_kernels import KEYS_AND_VALUES, gpu_launch, other_value_dtype, random_keys
 
 ITEMS = [1, 4, 9]
 BLOCK = 128
@@ -58,18 +58,7 @@ WT = np.{other_value_dtype(dtype)}
 @cuda.jit
 def kernel(keys, out_k, out_v, out_w, ks, valid, items_per_thread):
     g = coop.this_block()
-    tid = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
-    nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    base = cuda.blockIdx.x * nthreads * items_per_thread
-    kr = ks[cuda.blockIdx.x]
-    vi = valid[cuda.blockIdx.x]
-    k = coop.ThreadData(items_per_thread, dtype=DT)
-    v = coop.ThreadData(items_per_thread, dtype=np.int32)
-    w = coop.ThreadData(items_per_thread, dtype=WT)
-    for i in range(items_per_thread):
-        k[i] = keys[base + tid * items_per_thread + i]
-        v[i] = tid * items_per_thread + i
-        w[i] = WT(tid * items_per_thread + i)
+{KEYS_AND_VALUES}    kr = ks[cuda.blockIdx.x]
 """ + "".join(lines)
     return module_from_source(source).kernel
 
