@@ -1,5 +1,5 @@
-"""Write src/cuda/coop/__init__.pyi, and the operations part of src/cuda/coop/__init__.py,
-from the code (cuda.coop.__all__ and the op records in ops/_registry.py).
+"""Write src/cuda/coop/__init__.pyi, the operations part of src/cuda/coop/__init__.py and
+src/cuda/coop/ops/_families.py, from the code (cuda.coop.__all__ and the op records in ops/_registry.py).
 
 Run after changing a public name or an operation's signature or summary line:
 
@@ -21,8 +21,9 @@ from cuda.coop import _stubgen  # noqa: E402
 if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
         stale = _stubgen.stale()
-        for path in (_stubgen.STUB_PATH, _stubgen.INIT_PATH):
+        for path in (_stubgen.STUB_PATH, _stubgen.INIT_PATH, _stubgen.FAMILIES_PATH):
             print(f"{path}: {'stale' if path in stale else 'up to date'}")
         sys.exit(1 if stale else 0)
     changed = _stubgen.write()
-    print(f"{_stubgen.STUB_PATH}, {_stubgen.INIT_PATH.name}: {'written' if changed else 'unchanged'}")
+    names = f"{_stubgen.STUB_PATH}, {_stubgen.INIT_PATH.name}, {_stubgen.FAMILIES_PATH.name}"
+    print(f"{names}: {'written' if changed else 'unchanged'}")

@@ -36,6 +36,10 @@ def test_the_operations_in_init_are_what_the_op_records_generate():
         "the operations part of src/cuda/coop/__init__.py is out of date with ops/_registry.py: run "
         "python scripts/generate_stubs.py and commit the result"
     )
+    assert _stubgen.FAMILIES_PATH.read_text() == _stubgen.render_families(), (
+        "src/cuda/coop/ops/_families.py is out of date with ops/_registry.py: run "
+        "python scripts/generate_stubs.py and commit the result"
+    )
     # and it is what __all__ lists, in registry order
     import cuda.coop as coop
     from cuda.coop.ops._registry import all_specs

@@ -4,7 +4,7 @@
 prelude want all of them).  A compile needs the families of the operations it calls:
 the backends look specs up here, by name or by stub, so a kernel that calls ``coop.load``
 does not pay for importing the other ten families (about 17 ms on the 2-core machine,
-docs/performance.rst).  ``cuda.coop._OPERATIONS`` says which family defines each name.
+docs/performance.rst).  ``_families.OPERATIONS`` says which family defines each name.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from __future__ import annotations
 import functools
 import importlib
 
+from ._families import OPERATIONS
+
 __all__ = ["spec_named", "spec_of"]
 
 
 @functools.lru_cache(maxsize=None)
 def spec_named(name):
     """The OpSpec of the public operation ``name``, or None for any other name."""
-    from .. import _OPERATIONS
-
-    family = _OPERATIONS.get(name) if isinstance(name, str) else None
+    family = OPERATIONS.get(name) if isinstance(name, str) else None
     if family is None:
         return None
     module = importlib.import_module(f"{__package__}.{family}")
