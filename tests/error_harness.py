@@ -7,6 +7,12 @@ that it points at the user's line.
     assert isinstance(info.value, coop.InvalidOperatorError)
     assert_at_user_line(info, module, "average")
 
+or in one call, which also checks fragments of the message and returns it:
+
+    expect_error('''
+        x = coop.reduce(coop.this_block(), src[0], binary_op="average")
+    ''', coop.InvalidOperatorError, "binary_op='average'", at="average")
+
 The kernel is ``kernel(src, dst, n)`` (``params=`` changes that) running ``prelude`` then
 ``body``, built by tests/kernelgen.py and compiled for sm_90 by the run's compiler
 (``pytest --compiler``; a test that covers both compilers in one run sets
@@ -65,6 +71,21 @@ def assert_at_user_line(error, module, snippet: str) -> None:
     in_kernel_file = [f for f in frames if f.filename == module.__file__]
     assert len(in_kernel_file) == 1, in_kernel_file
     assert f'File "{module.__file__}"' in str(exc)
+
+
+def expect_error(body: str, error_class, *fragments: str, at: str | None = None, **compile_kwargs) -> str:
+    """Compile the kernel (``compile_error``'s arguments); check that it raises
+    ``error_class`` whose message holds every one of ``fragments``, raised at the kernel
+    line holding ``at`` when given; return the message for further checks."""
+    info, module = compile_error(body, **compile_kwargs)
+    msg = str(info.value)
+    assert isinstance(info.value, error_class), (
+        f"{type(info.value).__name__} instead of {error_class.__name__}: {msg}")
+    missing = [fragment for fragment in fragments if fragment not in msg]
+    assert not missing, f"{missing} not in the message: {msg}"
+    if at is not None:
+        assert_at_user_line(info, module, at)
+    return msg
 
 
 # The movement families' kernels (exchange, shuffle, neighbours) start from two payloads.

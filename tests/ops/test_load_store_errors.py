@@ -16,7 +16,7 @@ import cuda.coop as coop
 
 from .. import kernelgen
 from ..backends_param import COMPILERS, types_for
-from ..error_harness import assert_at_user_line, compile_error, kernel_types
+from ..error_harness import assert_at_user_line, compile_error, expect_error, kernel_types
 
 pytestmark = pytest.mark.compile
 
@@ -38,23 +38,18 @@ def compiler(request, monkeypatch):
 
 
 def test_non_constant_items_per_thread():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(n * 2)
         coop.load(coop.this_block(), src, items)
-    """, params="src, dst, n", argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
-    assert isinstance(info.value, coop.NonConstantArgumentError)
-    msg = str(info.value)
-    assert "items_per_thread" in msg and "compile time" in msg and "kernel argument" in msg
-    assert_at_user_line(info, module, "coop.ThreadData(n * 2")
+    """, coop.NonConstantArgumentError, "items_per_thread", "compile time", "kernel argument",
+        at="coop.ThreadData(n * 2", params="src, dst, n",
+        argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
 
 
 def test_unsupported_dtype_of_payload():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4, dtype=np.bool_)
-    """)
-    assert isinstance(info.value, coop.UnsupportedDtypeError), info.value
-    assert "bool" in str(info.value) and "int32" in str(info.value)
-    assert_at_user_line(info, module, "np.bool_")
+    """, coop.UnsupportedDtypeError, "bool", "int32", at="np.bool_")
 
 
 def test_unsupported_dtype_of_array():
@@ -69,13 +64,10 @@ def test_unsupported_dtype_of_array():
 
 
 def test_dtype_mismatch_between_payload_and_array():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4, dtype=np.float32)
         coop.load(coop.this_block(), src, items)
-    """)
-    assert isinstance(info.value, coop.DtypeMismatchError)
-    msg = str(info.value)
-    assert "float32" in msg and "int32" in msg and "dtype=np.int32" in msg
+    """, coop.DtypeMismatchError, "float32", "int32", "dtype=np.int32")
 
 
 def test_unknown_algorithm_lists_the_valid_ones():
@@ -93,82 +85,60 @@ def test_unknown_algorithm_lists_the_valid_ones():
 
 
 def test_algorithm_the_group_does_not_support():
-    info, _ = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_warp(), src, items, algorithm="warp_transpose")
-    """)
-    assert isinstance(info.value, coop.UnsupportedAlgorithmForGroupError)
-    msg = str(info.value)
-    assert "warp_transpose" in msg and "coop.this_warp()" in msg and "'transpose'" in msg
+    """, coop.UnsupportedAlgorithmForGroupError, "warp_transpose", "coop.this_warp()", "'transpose'")
 
 
 def test_oob_default_without_valid_items():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, oob_default=0)
-    """)
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "oob_default" in str(info.value) and "valid_items" in str(info.value)
-    assert_at_user_line(info, module, "oob_default=0")
+    """, coop.ConflictingArgumentsError, "oob_default", "valid_items", at="oob_default=0")
 
 
 @pytest.mark.parametrize("control", ["valid_items", "offset"])
 def test_float_controls_are_rejected(control):
-    info, module = compile_error(f"""
+    expect_error(f"""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, {control}=1.5)
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentTypeError)
-    assert f"{control}=" in str(info.value) and "integer" in str(info.value)
+    """, coop.InvalidArgumentTypeError, f"{control}=", "integer")
 
 
 def test_warp_group_needs_whole_warps():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_warp(), src, items)
-    """, block=100)
-    assert isinstance(info.value, coop.UnsupportedBlockShapeError)
-    msg = str(info.value)
-    assert "multiple of 32" in msg and "100" in msg
-    assert_at_user_line(info, module, "coop.load(")
+    """, coop.UnsupportedBlockShapeError, "multiple of 32", "100", at="coop.load(", block=100)
 
 
 def test_warp_transpose_needs_whole_warps():
-    info, _ = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="warp_transpose")
-    """, block=(10, 5))
-    assert isinstance(info.value, coop.UnsupportedBlockShapeError)
-    assert "algorithm='warp_transpose'" in str(info.value) and "(10, 5, 1)" in str(info.value)
+    """, coop.UnsupportedBlockShapeError, "algorithm='warp_transpose'", "(10, 5, 1)", block=(10, 5))
 
 
 def test_block_shape_unknown_at_compile_time():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items)
-    """, block=None)
-    assert isinstance(info.value, coop.UnknownBlockDimensionError)
-    msg = str(info.value)
-    assert "kernel[grid, block]" in msg and "compile_cubin" in msg
-    assert_at_user_line(info, module, "coop.load(")
+    """, coop.UnknownBlockDimensionError, "kernel[grid, block]", "compile_cubin", at="coop.load(", block=None)
 
 
 def test_bad_group_width():
-    info, _ = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_warp().group_by(3), src, items)
-    """)
-    assert isinstance(info.value, coop.InvalidGroupWidthError)
-    assert "width=3" in str(info.value) and "1, 2, 4, 8, 16, 32" in str(info.value)
+    """, coop.InvalidGroupWidthError, "width=3", "1, 2, 4, 8, 16, 32")
 
 
 def test_operand_passed_by_keyword_and_unknown_keyword():
-    info, _ = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algoritm="direct")
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentTypeError)
-    assert "algoritm" in str(info.value) and "algorithm" in str(info.value)
+    """, coop.InvalidArgumentTypeError, "algoritm", "algorithm")
 
 
 def test_store_scalar_of_wrong_dtype():
@@ -180,32 +150,26 @@ def test_store_scalar_of_wrong_dtype():
 
 
 def test_dtype_cannot_be_inferred():
-    info, module = compile_error("""
+    expect_error("""
         items = coop.ThreadData(4)
         items[0] = 1
-    """)
-    assert isinstance(info.value, coop.UnknownDtypeError)
-    assert "dtype=" in str(info.value)
+    """, coop.UnknownDtypeError, "dtype=")
 
 
 def test_temp_storage_rejected_for_warp_groups():
-    info, _ = compile_error("""
+    expect_error("""
         ts = coop.TempStorage()
         items = coop.ThreadData(4)
         coop.load(coop.this_warp(), src, items, algorithm="transpose", temp_storage=ts)
-    """)
-    assert isinstance(info.value, coop.TempStorageError)
-    assert "temp_storage" in str(info.value) and "warp" in str(info.value)
+    """, coop.TempStorageError, "temp_storage", "warp")
 
 
 def test_temp_storage_too_small():
-    info, _ = compile_error("""
+    expect_error("""
         ts = coop.TempStorage(64)
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="transpose", temp_storage=ts)
-    """)
-    assert isinstance(info.value, coop.TempStorageError)
-    assert "size_in_bytes=64" in str(info.value) and "need" in str(info.value)
+    """, coop.TempStorageError, "size_in_bytes=64", "need")
 
 
 def _run(code: str, env=None):

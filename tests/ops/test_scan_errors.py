@@ -7,7 +7,7 @@ import pytest
 
 import cuda.coop as coop
 
-from ..error_harness import assert_at_user_line, compile_error, kernel_types
+from ..error_harness import expect_error, kernel_types
 from .reduce_error_cases import HELPERS, body, float_args
 
 pytestmark = pytest.mark.compile
@@ -36,217 +36,159 @@ def _helpers(monkeypatch):
 
 
 def test_non_sum_exclusive_scan_needs_an_initial_value():
-    info, module = compile_error(body("""
+    expect_error(body("""
 r = coop.exclusive_scan(coop.this_block(), items, scan_op="max")
-"""))
-    assert isinstance(info.value, coop.MissingArgumentError)
-    msg = str(info.value)
-    assert "coop.exclusive_scan()" in msg and "scan_op='max'" in msg and "initial_value=" in msg
-    assert_at_user_line(info, module, 'scan_op="max"')
+"""), coop.MissingArgumentError, "coop.exclusive_scan()", "scan_op='max'", "initial_value=",
+        at='scan_op="max"')
 
 
 def test_generic_scan_defaults_to_exclusive_and_needs_an_initial_value_too():
-    info, _ = compile_error("""
+    expect_error("""
         r = coop.scan(coop.this_warp(), src[0], scan_op=np.minimum)
-    """)
-    assert isinstance(info.value, coop.MissingArgumentError)
-    assert "scan_op=np.minimum" in str(info.value)
+    """, coop.MissingArgumentError, "scan_op=np.minimum")
 
 
 def test_initial_value_on_an_inclusive_scan():
-    info, module = compile_error(body("""
+    expect_error(body("""
 r = coop.scan(coop.this_block(), items, mode="inclusive", scan_op="max", initial_value=0)
-"""))
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    msg = str(info.value)
-    assert "initial_value is not accepted by an inclusive scan" in msg and "exclusive" in msg
-    assert_at_user_line(info, module, 'mode="inclusive"')
+"""), coop.ConflictingArgumentsError, "initial_value is not accepted by an inclusive scan", "exclusive",
+        at='mode="inclusive"')
 
 
 def test_inclusive_scan_has_no_initial_value_keyword():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 r = coop.inclusive_scan(coop.this_block(), items, initial_value=0)
-"""))
-    assert isinstance(info.value, coop.InvalidArgumentTypeError)
-    assert "unexpected keyword initial_value=" in str(info.value)
+"""), coop.InvalidArgumentTypeError, "unexpected keyword initial_value=")
 
 
 def test_bitwise_scan_on_floats():
-    info, module = compile_error("""
+    expect_error("""
         r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op="^")
-    """, argtypes=float_args())
-    assert isinstance(info.value, coop.UnsupportedDtypeError)
-    assert "scan_op='^'" in str(info.value) and "float32" in str(info.value)
-    assert_at_user_line(info, module, 'scan_op="^"')
+    """, coop.UnsupportedDtypeError, "scan_op='^'", "float32", at='scan_op="^"', argtypes=float_args())
 
 
 @pytest.mark.parametrize("valid", [0, 33])
 def test_static_valid_items_out_of_range(valid):
-    info, module = compile_error(f"""
+    expect_error(f"""
         r = coop.inclusive_sum(coop.this_warp(), src[0], valid_items={valid})
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentValueError)
-    assert f"valid_items={valid}" in str(info.value)
-    assert_at_user_line(info, module, "valid_items=")
+    """, coop.InvalidArgumentValueError, f"valid_items={valid}", at="valid_items=")
 
 
 def test_valid_items_on_a_block_scan():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 r = coop.inclusive_sum(coop.this_block(), items, valid_items=5)
-"""))
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "warp scans only" in str(info.value)
+"""), coop.ConflictingArgumentsError, "warp scans only")
 
 
 def test_algorithm_for_a_warp_scan():
-    info, module = compile_error("""
+    expect_error("""
         r = coop.exclusive_sum(coop.this_warp().group_by(4), src[0], algorithm="warp_scans")
-    """)
-    assert isinstance(info.value, coop.UnsupportedAlgorithmForGroupError)
-    msg = str(info.value)
-    assert "algorithm='warp_scans'" in msg and "coop.this_warp().group_by(4)" in msg
-    assert_at_user_line(info, module, "algorithm=")
+    """, coop.UnsupportedAlgorithmForGroupError, "algorithm='warp_scans'", "coop.this_warp().group_by(4)",
+        at="algorithm=")
 
 
 def test_reduce_algorithm_on_a_scan():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 r = coop.inclusive_sum(coop.this_block(), items, algorithm="warp_reductions")
-"""))
-    assert isinstance(info.value, coop.InvalidAlgorithmError)
-    msg = str(info.value)
-    assert "'raking'" in msg and "'raking_memoize'" in msg and "'warp_scans'" in msg
+"""), coop.InvalidAlgorithmError, "'raking'", "'raking_memoize'", "'warp_scans'")
 
 
 def test_plain_function_as_scan_operator_through_an_attribute():
-    info, module = compile_error("""
+    expect_error("""
         r = coop.inclusive_scan(coop.this_warp(), src[0], scan_op=operators_module.plain_function)
-    """)
-    assert isinstance(info.value, coop.NotADeviceFunctionError)
-    assert "scan_op=plain_function" in str(info.value)
-    assert_at_user_line(info, module, "scan_op=operators_module.plain_function")
+    """, coop.NotADeviceFunctionError, "scan_op=plain_function", at="scan_op=operators_module.plain_function")
 
 
 def test_prefix_op_must_be_a_device_function():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 r = coop.inclusive_sum(coop.this_block(), items, prefix_op="+")
-"""))
-    assert isinstance(info.value, coop.NotADeviceFunctionError)
-    assert "prefix_op='+'" in str(info.value)
+"""), coop.NotADeviceFunctionError, "prefix_op='+'")
 
 
 def test_prefix_op_on_a_warp_scan():
-    info, module = compile_error("""
+    expect_error("""
         r = coop.inclusive_sum(coop.this_warp(), src[0], prefix_op=takes_an_array)
-    """)
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "prefix_op= applies to block scans" in str(info.value)
-    assert_at_user_line(info, module, "prefix_op=")
+    """, coop.ConflictingArgumentsError, "prefix_op= applies to block scans", at="prefix_op=")
 
 
 def test_prefix_op_with_initial_value():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)
 r = coop.exclusive_scan(coop.this_block(), items, scan_op="max", initial_value=0, prefix_op=running,
                         prefix_state=state)
-"""))
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "prefix_op and initial_value" in str(info.value)
+"""), coop.ConflictingArgumentsError, "prefix_op and initial_value")
 
 
 def test_prefix_state_without_prefix_op():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)
 r = coop.exclusive_sum(coop.this_block(), items, prefix_state=state)
-"""))
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "was given without prefix_op" in str(info.value)
+"""), coop.ConflictingArgumentsError, "was given without prefix_op")
 
 
 def test_stateful_prefix_without_state_does_not_compile_for_the_signature():
     """A two-argument callback used as a stateless prefix: the signature error names both."""
-    info, module = compile_error(body("""
+    expect_error(body("""
 r = coop.exclusive_sum(coop.this_block(), items, prefix_op=running)
-"""))
-    assert isinstance(info.value, coop.InvalidArgumentTypeError)
-    msg = str(info.value)
-    assert "prefix_op=device function running does not compile" in msg and "int32(int32)" in msg
-    assert_at_user_line(info, module, "prefix_op=running")
+"""), coop.InvalidArgumentTypeError, "prefix_op=device function running does not compile", "int32(int32)",
+        at="prefix_op=running")
 
 
 def test_aggregate_output_dtype():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 agg = coop.ThreadData(1, dtype=np.int64)
 r = coop.inclusive_sum(coop.this_block(), items, aggregate_output=agg)
-"""))
-    assert isinstance(info.value, coop.DtypeMismatchError)
-    assert "aggregate_output has dtype int64" in str(info.value)
+"""), coop.DtypeMismatchError, "aggregate_output has dtype int64")
 
 
 def test_temp_storage_on_a_warp_scan():
-    info, module = compile_error("""
+    expect_error("""
         ts = coop.TempStorage()
         r = coop.inclusive_sum(coop.this_warp(), src[0], temp_storage=ts)
-    """)
-    assert isinstance(info.value, coop.TempStorageError)
-    assert "coop.this_warp()" in str(info.value)
-    assert_at_user_line(info, module, "temp_storage=ts")
+    """, coop.TempStorageError, "coop.this_warp()", at="temp_storage=ts")
 
 
 def test_initial_value_of_another_dtype():
-    info, _ = compile_error("""
+    expect_error("""
         r = coop.exclusive_scan(coop.this_warp(), src[0], scan_op="max", initial_value=n)
-    """, params="src, dst, n", argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
-    assert isinstance(info.value, coop.DtypeMismatchError)
-    assert "initial_value has dtype int64" in str(info.value)
+    """, coop.DtypeMismatchError, "initial_value has dtype int64", params="src, dst, n",
+        argtypes=(kernel_types().int32[::1], kernel_types().int32[::1], kernel_types().int64))
 
 
 def test_initial_value_literal_out_of_range():
-    info, _ = compile_error("""
+    expect_error("""
         r = coop.exclusive_scan(coop.this_warp(), src[0], scan_op="max", initial_value=2**40)
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentValueError)
-    assert "outside the range of int32" in str(info.value)
+    """, coop.InvalidArgumentValueError, "outside the range of int32")
 
 
 def test_stateful_function_needs_its_state():
-    info, module = compile_error(body("""
+    expect_error(body("""
 r = coop.exclusive_sum(coop.this_block(), items, prefix_op=RUNNING64)
-"""))
-    assert isinstance(info.value, coop.MissingArgumentError)
-    msg = str(info.value)
-    assert "coop.StatefulFunction" in msg and "int64" in msg and "third operand" in msg
-    assert_at_user_line(info, module, "prefix_op=RUNNING64")
+"""), coop.MissingArgumentError, "coop.StatefulFunction", "int64", "third operand", at="prefix_op=RUNNING64")
 
 
 def test_stateful_function_state_of_another_dtype():
-    info, module = compile_error(body("""
+    expect_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)
 state[0] = 0
 r = coop.inclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64)
-"""))
-    assert isinstance(info.value, coop.DtypeMismatchError)
-    msg = str(info.value)
-    assert "int32" in msg and "state_dtype=int64" in msg and "coop.ThreadData(1, dtype=np.int64)" in msg
+"""), coop.DtypeMismatchError, "int32", "state_dtype=int64", "coop.ThreadData(1, dtype=np.int64)")
 
 
 def test_state_given_twice():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 state = cuda.local.array(1, np.int64)
 state[0] = 0
 r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=RUNNING64, prefix_state=state)
-"""))
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "given twice" in str(info.value)
+"""), coop.ConflictingArgumentsError, "given twice")
 
 
 def test_state_without_prefix_op():
-    info, _ = compile_error(body("""
+    expect_error(body("""
 state = coop.ThreadData(1, dtype=np.int64)
 state[0] = 0
 r = coop.exclusive_sum(coop.this_block(), items, state)
-"""))
-    assert isinstance(info.value, coop.ConflictingArgumentsError)
-    assert "without prefix_op" in str(info.value)
+"""), coop.ConflictingArgumentsError, "without prefix_op")
 
 
 def test_stateful_function_rejects_a_non_callable():
@@ -295,15 +237,10 @@ def test_stateful_function_takes_a_functor_class_and_checks_its_call():
 ])
 def test_a_width_that_does_not_divide_32_is_for_reductions_only(call):
     """Widths 17..31 (exhaustive=False) are logical warps of reduce and sum only."""
-    info, module = compile_error(f"""
+    expect_error(f"""
         group = coop.this_warp().group_by(24, exhaustive=False)
         items = coop.ThreadData(4, dtype=np.int32)
         for i in range(4):
             items[i] = src[i]
         r = {call}
-    """)
-    # shuffle takes no logical warp at all (InvalidGroupError); scans and exchanges take
-    # power-of-two widths (InvalidGroupWidthError).
-    assert isinstance(info.value, (coop.InvalidGroupWidthError, coop.InvalidGroupError)), type(info.value)
-    assert "24" in str(info.value)
-    assert_at_user_line(info, module, call.split("(")[0])
+    """, (coop.InvalidGroupWidthError, coop.InvalidGroupError), "24", at=call.split("(")[0])
