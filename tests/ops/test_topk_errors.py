@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 import cuda.coop as coop
 
+from .. import error_harness
 from ..error_harness import assert_at_user_line, prelude_compiler, sort_prelude
 
 pytestmark = pytest.mark.compile
@@ -16,97 +19,72 @@ require()
 
 SETUP = sort_prelude("float32", "int32")
 fails = prelude_compiler(SETUP)
+expect_error = partial(error_harness.expect_error, prelude=SETUP)
 
 
 
 def test_k_is_required():
-    info, module = fails("""
+    expect_error("""
         out = coop.topk_min_keys(coop.this_block(), keys)
-    """)
-    assert isinstance(info.value, coop.MissingArgumentError)
-    assert "k is required" in str(info.value) and "k=" in str(info.value)
-    assert_at_user_line(info, module, "coop.topk_min_keys(")
+    """, coop.MissingArgumentError, "k is required", "k=", at="coop.topk_min_keys(")
 
 
 @pytest.mark.parametrize("call", ["coop.topk_min_keys(coop.this_block(), keys, 3, k=3)",
                                   "coop.topk_max_pairs(coop.this_block(), keys, vals, n, k=3)"])
 def test_k_given_twice(call):
-    info, module = fails(f"""
+    expect_error(f"""
         out = {call}
-    """)
-    assert isinstance(info.value, coop.ConflictingArgumentsError), info.value
-    msg = str(info.value)
-    assert "k is given twice" in msg and "k=" in msg and "pass it once" in msg, msg
-    assert_at_user_line(info, module, "coop.topk_")
+    """, coop.ConflictingArgumentsError, "k is given twice", "k=", "pass it once", at="coop.topk_")
 
 
 def test_too_many_positional_operands():
-    info, module = fails("""
+    expect_error("""
         out = coop.topk_min_keys(coop.this_block(), keys, 3, 5)
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentTypeError), info.value
-    msg = str(info.value)
-    assert "takes 3 positional operands (block, keys, k)" in msg and "valid_items=" in msg, msg
+    """, coop.InvalidArgumentTypeError, "takes 3 positional operands (block, keys, k)", "valid_items=")
 
 
 def test_static_k_negative():
-    info, module = fails("""
+    expect_error("""
         out = coop.topk_max_keys(coop.this_block(), keys, k=-1)
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentValueError)
-    assert "k=-1" in str(info.value)
+    """, coop.InvalidArgumentValueError, "k=-1")
 
 
 def test_static_k_larger_than_the_tile():
-    info, module = fails("""
+    expect_error("""
         out = coop.topk_max_keys(coop.this_block(), keys, k=600)
-    """, block=128)
-    assert isinstance(info.value, coop.InvalidArgumentValueError)
-    msg = str(info.value)
-    assert "k=600" in msg and "512 keys" in msg and "0 <= k <= 512" in msg
-    assert_at_user_line(info, module, "coop.topk_max_keys(")
+    """, coop.InvalidArgumentValueError, "k=600", "512 keys", "0 <= k <= 512", at="coop.topk_max_keys(",
+        block=128)
 
 
 def test_k_must_be_an_integer():
-    info, _ = fails("""
+    expect_error("""
         out = coop.topk_min_keys(coop.this_block(), keys, k=2.5)
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentTypeError)
-    assert "k=" in str(info.value) and "integer" in str(info.value)
+    """, coop.InvalidArgumentTypeError, "k=", "integer")
 
 
 def test_topk_is_a_block_operation():
-    info, _ = fails("""
+    expect_error("""
         out = coop.topk_min_keys(coop.this_warp(), keys, k=3)
-    """)
-    assert isinstance(info.value, coop.InvalidGroupError)
+    """, coop.InvalidGroupError)
 
 
 def test_pairs_with_another_item_count():
-    info, module = fails("""
+    expect_error("""
         other = coop.ThreadData(8, dtype=np.int32)
         k, v = coop.topk_min_pairs(coop.this_block(), keys, other, k=3)
-    """)
-    assert isinstance(info.value, coop.ExtentMismatchError)
-    assert_at_user_line(info, module, "coop.topk_min_pairs(")
+    """, coop.ExtentMismatchError, at="coop.topk_min_pairs(")
 
 
 def test_valid_items_must_be_an_integer():
-    info, _ = fails("""
+    expect_error("""
         out = coop.topk_min_keys(coop.this_block(), keys, k=3, valid_items=2.0)
-    """)
-    assert isinstance(info.value, coop.InvalidArgumentTypeError)
-    assert "valid_items=" in str(info.value)
+    """, coop.InvalidArgumentTypeError, "valid_items=")
 
 
 def test_unknown_algorithm_lists_both():
-    info, module = fails("""
+    expect_error("""
         out = coop.topk_min_keys(coop.this_block(), keys, k=3, algorithm="bitonic")
-    """)
-    assert isinstance(info.value, coop.InvalidAlgorithmError)
-    msg = str(info.value)
-    assert "algorithm='bitonic'" in msg and "'radix_sort'" in msg and "'radix_select'" in msg
-    assert_at_user_line(info, module, "bitonic")
+    """, coop.InvalidAlgorithmError, "algorithm='bitonic'", "'radix_sort'", "'radix_select'", at="bitonic")
 
 
 @pytest.mark.parametrize("bits,cls,parts", [
