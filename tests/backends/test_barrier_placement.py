@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from ..kernelgen import module_from_source
+from ..kernelgen import module_from_source  # compiler named at each call: these are numba-cuda-mlir's
 
 pytestmark = pytest.mark.compile
 
@@ -81,7 +81,7 @@ def test_trailing_barrier_only_where_the_scratch_is_reused(case):
     from cuda.coop.numba_mlir import compile_cubin
 
     source, expected = KERNELS[case]
-    kernel = module_from_source(source).kernel
+    kernel = module_from_source(source, "numba-cuda-mlir").kernel
     kb = compile_cubin(kernel, (types.int32[::1], types.int32[::1], types.int64, types.boolean),
                        cc=(9, 0), block=128)
     if expected == "2 per call":
@@ -115,7 +115,7 @@ def test_no_barrier_of_ours_right_before_the_users(barrier, between, ours):
 
     from cuda.coop.numba_mlir import compile_cubin
 
-    kernel = module_from_source(_FOLLOWED.format(between=between, barrier=barrier)).kernel
+    kernel = module_from_source(_FOLLOWED.format(between=between, barrier=barrier), "numba-cuda-mlir").kernel
     kb = compile_cubin(kernel, (types.int32[::1], types.int32[::1], types.int64, types.boolean),
                        cc=(9, 0), block=128)
     mlir = kb._compile_result.metadata["mlir_module_str"]  # numba-cuda-mlir's compile result

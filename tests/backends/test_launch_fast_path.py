@@ -14,7 +14,7 @@ import pytest
 
 from cuda.coop.backends.numba_mlir._compat_launch import _scalar_types, launch_key
 
-from ..kernelgen import module_from_source
+from ..kernelgen import module_from_source  # compiler named at each call: these are numba-cuda-mlir's
 
 
 class _DeviceArray:
@@ -102,7 +102,7 @@ def _expected(src, ipt):
 def test_repeat_launches_stay_right_when_arguments_change():
     from numba_cuda_mlir import cuda
 
-    kernel = module_from_source(SOURCE).copy
+    kernel = module_from_source(SOURCE, "numba-cuda-mlir").copy
     rng = np.random.default_rng(5)
     launch = kernel[BLOCKS, THREADS]
     # items_per_thread is a literal (the kernel is specialized per value); dtypes change the
@@ -124,7 +124,7 @@ def test_repeat_launches_stay_right_when_arguments_change():
 def test_host_and_cupy_arrays_between_fast_launches():
     from numba_cuda_mlir import cuda
 
-    kernel = module_from_source(SOURCE).copy
+    kernel = module_from_source(SOURCE, "numba-cuda-mlir").copy
     launch = kernel[BLOCKS, THREADS]
     src_h = np.arange(BLOCKS * THREADS * 2, dtype=np.int32)
     for round_ in range(3):
@@ -145,7 +145,7 @@ def test_host_and_cupy_arrays_between_fast_launches():
 def test_plain_kernels_keep_the_full_path():
     from numba_cuda_mlir import cuda
 
-    kernel = module_from_source(SOURCE).plain
+    kernel = module_from_source(SOURCE, "numba-cuda-mlir").plain
     src = cuda.to_device(np.arange(100, dtype=np.float32))
     dst = cuda.device_array_like(src)
     launch = kernel[1, 128]

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from ..kernelgen import module_from_source
+from ..kernelgen import module_from_source  # compiler named at each call: these are numba-cuda-mlir's
 
 pytestmark = pytest.mark.compile
 
@@ -34,7 +34,7 @@ def test_int32_local_element_is_sign_extended_into_int64():
 
     from cuda.coop.numba_mlir import compile_cubin
 
-    kb = compile_cubin(module_from_source(WIDENING).kernel,
+    kb = compile_cubin(module_from_source(WIDENING, "numba-cuda-mlir").kernel,
                        (types.int16[::1], types.int32[::1], types.int64[:, :, ::1]), cc=(9, 0), block=128)
     assert not re.search(r"ld\.local\.u32\s+%rd", kb.ptx)
 
@@ -54,7 +54,7 @@ def test_float_not_equal_is_unordered():
 
     from cuda.coop.numba_mlir import compile_cubin
 
-    kb = compile_cubin(module_from_source(NAN_COMPARE).kernel, (types.float32[::1], types.int32[::1]),
+    kb = compile_cubin(module_from_source(NAN_COMPARE, "numba-cuda-mlir").kernel, (types.float32[::1], types.int32[::1]),
                        cc=(9, 0), block=32)
     assert "setp.nan" in kb.ptx or "setp.neu" in kb.ptx
 
@@ -83,6 +83,6 @@ def test_local_array_of_records_compiles():
     from cuda.coop.numba_mlir import compile_cubin
 
     source = "from numba_cuda_mlir.numba_cuda.np import numpy_support\n" + RECORD_LOCAL
-    module = module_from_source(source)
+    module = module_from_source(source, "numba-cuda-mlir")
     record_array = types.Array(module.RECORD, 1, "C")
     compile_cubin(module.kernel, (record_array, record_array), cc=(9, 0), block=128)
