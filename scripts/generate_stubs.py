@@ -21,9 +21,9 @@ from cuda.coop import _stubgen  # noqa: E402
 if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
         stale = _stubgen.stale()
-        for path in (_stubgen.STUB_PATH, _stubgen.INIT_PATH, _stubgen.FAMILIES_PATH):
+        for path in _stubgen.generated():
             print(f"{path}: {'stale' if path in stale else 'up to date'}")
         sys.exit(1 if stale else 0)
     changed = _stubgen.write()
-    names = f"{_stubgen.STUB_PATH}, {_stubgen.INIT_PATH.name}, {_stubgen.FAMILIES_PATH.name}"
+    names = ", ".join(str(path) for path in _stubgen.generated())
     print(f"{names}: {'written' if changed else 'unchanged'}")

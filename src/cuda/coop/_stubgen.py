@@ -199,33 +199,23 @@ def render_init(text: str) -> str:
     return head + _BEGIN + render_operations() + _END + tail
 
 
+def generated() -> dict:
+    """Each generated file, and the text the code renders for it now."""
+    return {STUB_PATH: render(), INIT_PATH: render_init(INIT_PATH.read_text()), FAMILIES_PATH: render_families()}
+
+
+def _differs(path: Path, text: str) -> bool:
+    return not path.is_file() or path.read_text() != text
+
+
 def stale() -> list:
     """The generated files that differ from what the code renders now."""
-    out = []
-    if not STUB_PATH.is_file() or STUB_PATH.read_text() != render():
-        out.append(STUB_PATH)
-    text = INIT_PATH.read_text()
-    if render_init(text) != text:
-        out.append(INIT_PATH)
-    if not FAMILIES_PATH.is_file() or FAMILIES_PATH.read_text() != render_families():
-        out.append(FAMILIES_PATH)
-    return out
+    return [path for path, text in generated().items() if _differs(path, text)]
 
 
-def write(path: Path = STUB_PATH) -> bool:
-    """Write the stub, the operations part of ``__init__.py`` and ``ops/_families.py``; True
-    when a file changed."""
-    changed = False
-    init = INIT_PATH.read_text()
-    if render_init(init) != init:
-        INIT_PATH.write_text(render_init(init))
-        changed = True
-    families = render_families()
-    if not (FAMILIES_PATH.is_file() and FAMILIES_PATH.read_text() == families):
-        FAMILIES_PATH.write_text(families)
-        changed = True
-    text = render()
-    if not (path.is_file() and path.read_text() == text):
+def write() -> bool:
+    """Write every generated file that differs from what the code renders; True when one did."""
+    changed = [(path, text) for path, text in generated().items() if _differs(path, text)]
+    for path, text in changed:
         path.write_text(text)
-        changed = True
-    return changed
+    return bool(changed)
