@@ -66,9 +66,10 @@ def main(argv=None) -> int:
                         help="run part K of M (the tests split into jobs*M shards, this part runs jobs of them "
                              "at once): a suite longer than one device call, in M calls")
     args, rest = parser.parse_known_args(argv)
-    part, parts = (int(x) for x in args.part.split("/"))
+    match = re.fullmatch(r"(\d+)/(\d+)", args.part)
+    part, parts = (int(match[1]), int(match[2])) if match else (0, 0)
     if not 1 <= part <= parts:
-        parser.error(f"--part {args.part}: K must be 1..M")
+        parser.error(f"--part {args.part}: give K/M with 1 <= K <= M, e.g. --part 1/2 then --part 2/2")
     first = (part - 1) * args.jobs
     shards = range(first, first + args.jobs)
     if re.search(NEEDS_GPU, args.marker):

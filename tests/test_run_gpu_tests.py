@@ -79,8 +79,11 @@ def test_parts_split_one_run_into_disjoint_calls(tmp_path, monkeypatch, capsys):
         assert f"(part {part[0]} of 2)" in out, out
         passed.append(int(re.search(r"GPU tests \(part \d of 2\): (\d+) passed", out).group(1)))
     assert sum(passed) == 2, passed
-    with pytest.raises(SystemExit):
-        script.main(["--part", "3/2"])
+    for bad in ("3/2", "0/2", "half", "1/0"):
+        with pytest.raises(SystemExit):
+            script.main(["--part", bad])
+        err = capsys.readouterr().err
+        assert f"--part {bad}: give K/M with 1 <= K <= M" in err and "--part 1/2" in err, err
 
 
 def test_a_marker_that_needs_no_gpu_does_not_ask_for_one():
