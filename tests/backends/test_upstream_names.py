@@ -35,8 +35,11 @@ COMPAT = {
     "numba-cuda": SRC / "cuda" / "coop" / "backends" / "numba_cuda" / "_compat.py",
 }
 # Every module of a backend that patches or imports its compiler's internals: _compat.py
-# (typing, lowering, compile) and _compat_launch.py (the launch path).
+# (typing, lowering, compile, the link cache's hook) and _compat_launch.py (the launch path).
 COMPAT_FILES = {compiler: sorted(path.parent.glob("_compat*.py")) for compiler, path in COMPAT.items()}
+# The link cache's wrapper is written once for both compilers: it sets attributes of either
+# compiler's _Linker, so each table must name them.
+SHARED_PATCH_FILES = [SRC / "cuda" / "coop" / "backends" / "_link_cache.py"]
 # The tables themselves, as data beside each _compat.py (which re-exports them).
 TABLE_SOURCE = {compiler: path.with_name("_upstream_names.py") for compiler, path in COMPAT.items()}
 COMPAT_MODULE = {"numba-cuda-mlir": "cuda.coop.backends.numba_mlir._compat",
@@ -388,8 +391,9 @@ def _unguarded(source: Path, table, compiler: str) -> list:
 
 @pytest.mark.parametrize("compiler", list(COMPAT))
 def test_every_patch_has_an_entry(compiler):
-    assert len(COMPAT_FILES[compiler]) == 2, COMPAT_FILES[compiler]
-    missing = [m for path in COMPAT_FILES[compiler] for m in _unguarded(path, TABLES[compiler], compiler)]
+    assert [p.name for p in COMPAT_FILES[compiler]] == ["_compat.py", "_compat_launch.py"]
+    missing = [m for path in COMPAT_FILES[compiler] + SHARED_PATCH_FILES
+               for m in _unguarded(path, TABLES[compiler], compiler)]
     assert not missing, ("patches of upstream objects without an UPSTREAM entry (add one, with what upstream "
                          "lacks):\n" + "\n".join(missing))
 

@@ -20,7 +20,7 @@ def disk(tmp_path, monkeypatch):
 
 
 def entry(key="ab" * 32):
-    return CacheEntry(key=key, ltoir=b"\x01LTOIR" * 100, layouts={"coop_x": (2048, 16)}, nvrtc_seconds=0.9)
+    return CacheEntry(key=key, payload=b"\x01LTOIR" * 100, layouts={"coop_x": (2048, 16)}, nvrtc_seconds=0.9)
 
 
 def test_memory_then_disk_hit(disk):
@@ -30,7 +30,7 @@ def test_memory_then_disk_hit(disk):
     assert c.get(entry().key)[1] == "memory"
     fresh = ProviderCache()  # a new process: memory empty, disk warm
     got, origin = fresh.get(entry().key)
-    assert origin == "disk" and got.ltoir == entry().ltoir and got.layouts == {"coop_x": (2048, 16)}
+    assert origin == "disk" and got.payload == entry().payload and got.layouts == {"coop_x": (2048, 16)}
     assert _files(disk) == [c.path_for(entry().key)]
 
 
@@ -137,7 +137,7 @@ def test_unreadable_entry_is_removed(disk, monkeypatch):
 
 
 def _sized_entry(i, size=1000):
-    return CacheEntry(key=f"{i:02x}" * 32, ltoir=bytes([i]) * size, layouts={})
+    return CacheEntry(key=f"{i:02x}" * 32, payload=bytes([i]) * size, layouts={})
 
 
 def test_least_recently_used_entries_are_evicted_past_the_limit(disk, monkeypatch):

@@ -113,7 +113,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     entry, origin = cache.get(key)
     if entry is not None:
         _log.debug("provider cache hit (%s): %d providers for %s, key %s", origin, len(providers), arch, key[:16])
-        return BuildResult(key, entry.ltoir, entry.layouts, source, origin, entry.nvrtc_seconds)
+        return BuildResult(key, entry.payload, entry.layouts, source, origin, entry.nvrtc_seconds)
     _log.debug("provider cache miss: %d providers for %s, key %s", len(providers), arch, key[:16])
     t0 = time.perf_counter()
     ltoir, used_pch = _compile_with_pch(providers, source, options, key, prelude_headers)
@@ -128,7 +128,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     else:
         layouts = {}
     layouts = {sym[: -len("_layout")]: v for sym, v in layouts.items()}
-    entry = CacheEntry(key=key, ltoir=ltoir, layouts=layouts, nvrtc_seconds=nvrtc_seconds,
+    entry = CacheEntry(key=key, payload=ltoir, layouts=layouts, nvrtc_seconds=nvrtc_seconds,
                        meta={"arch": arch, "toolchain": tc.describe()})
     cache.put(entry)
     return BuildResult(key, ltoir, layouts, source, "compiled", nvrtc_seconds)

@@ -1,10 +1,12 @@
-"""Provider caches: in memory for this process, and on disk across processes.
+"""Compile caches: in memory for this process, and on disk across processes.
 
-An entry is the result of compiling one translation unit: its LTO-IR and the
-layouts (``sizeof``/``alignof`` of each provider's TempStorage).  The key is a
-SHA-256 over everything that can change that result: the generated source, the
-target architecture, the NVRTC and nvJitLink versions, the CCCL identity, the
-compile options and the cuda-coop version.
+A ``provider_cache()`` entry is the result of compiling one translation unit: its
+LTO-IR and the layouts (``sizeof``/``alignof`` of each provider's TempStorage).  The
+key is a SHA-256 over everything that can change that result: the generated source,
+the target architecture, the NVRTC and nvJitLink versions, the CCCL identity, the
+compile options and the cuda-coop version.  A ``link_cache()`` entry is a kernel's
+cubin after the final nvJitLink link (backends/_link_cache.py, keyed by every linked
+input and the link options); it shares the directory and the size limit.
 
 The disk layer is ``cuda.core.utils.FileStreamProgramCache`` in
 ``$CUDA_COOP_CACHE_DIR/providers``: it writes atomically (a temporary file, then
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from .. import _env
 
-__all__ = ["CacheEntry", "ProviderCache", "provider_cache", "SCHEMA"]
+__all__ = ["CacheEntry", "ProviderCache", "provider_cache", "link_cache", "SCHEMA"]
 
 SCHEMA = 1
 _MAGIC = b"COOPLTO1"
@@ -43,8 +45,8 @@ _MAGIC = b"COOPLTO1"
 @dataclass(frozen=True)
 class CacheEntry:
     key: str
-    ltoir: bytes
-    layouts: dict  # symbol -> (size, align)
+    payload: bytes  # a provider's LTO-IR, or a kernel's linked cubin (link_cache())
+    layouts: dict  # symbol -> (size, align); empty for a cubin
     nvrtc_seconds: float = 0.0
     meta: dict = field(default_factory=dict, compare=False)
 
@@ -95,7 +97,17 @@ def _open_disk(root: Path, limit: int | None):
 
 
 class ProviderCache:
-    def __init__(self):
+    """One kind of compile result, in memory and on disk.
+
+    ``kind`` namespaces the disk keys, so providers' LTO-IR and linked cubins share one
+    directory and one size limit without ever reading each other's entries; ``memory=False``
+    keeps no copy in the process (a cubin is read once per kernel specialization: its
+    dispatcher keeps the loaded module).
+    """
+
+    def __init__(self, kind: str = "", memory: bool = True):
+        self._kind = kind
+        self._keep_in_memory = memory
         self._memory: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
         self._writes_disabled = False
@@ -110,12 +122,11 @@ class ProviderCache:
     def directory() -> Path:
         return _env.cache_dir() / "providers"
 
-    @staticmethod
-    def disk_key(key: str) -> str:
+    def disk_key(self, key: str) -> str:
         # The schema is part of the key, so entries of another schema version are never
         # read (no ping-pong of removals between two cuda-coop versions sharing the
         # directory); unread, they are the first that the size limit removes.
-        return f"cuda-coop-v{SCHEMA}:{key}"
+        return f"cuda-coop-v{SCHEMA}:{self._kind}{key}"
 
     @classmethod
     def count_entries(cls) -> int:
@@ -152,15 +163,17 @@ class ProviderCache:
             entry = self._read(key)
             if entry is not None:
                 self.stats.disk_hits += 1
-                with self._lock:
-                    self._memory[key] = entry
+                if self._keep_in_memory:
+                    with self._lock:
+                        self._memory[key] = entry
                 return entry, "disk"
         self.stats.misses += 1
         return None, "miss"
 
     def put(self, entry: CacheEntry) -> None:
-        with self._lock:
-            self._memory[entry.key] = entry
+        if self._keep_in_memory:
+            with self._lock:
+                self._memory[entry.key] = entry
         if _env.cache_enabled() and not self._writes_disabled:
             self._write(entry)
 
@@ -192,7 +205,7 @@ class ProviderCache:
             if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
                 raise ValueError("payload digest mismatch")
             layouts = {k: tuple(v) for k, v in header["layouts"].items()}
-            return CacheEntry(key=key, ltoir=payload, layouts=layouts,
+            return CacheEntry(key=key, payload=payload, layouts=layouts,
                               nvrtc_seconds=float(header.get("nvrtc_seconds", 0.0)),
                               meta=header.get("meta", {}))
         except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
@@ -210,12 +223,12 @@ class ProviderCache:
         header = json.dumps({
             "schema": SCHEMA,
             "key": entry.key,
-            "sha256": hashlib.sha256(entry.ltoir).hexdigest(),
+            "sha256": hashlib.sha256(entry.payload).hexdigest(),
             "layouts": {k: list(v) for k, v in entry.layouts.items()},
             "nvrtc_seconds": entry.nvrtc_seconds,
             "meta": entry.meta,
         }).encode()
-        blob = _MAGIC + struct.pack("<I", len(header)) + header + entry.ltoir
+        blob = _MAGIC + struct.pack("<I", len(header)) + header + entry.payload
         disk = self._open()
         if disk is None:
             return
@@ -255,7 +268,14 @@ def _remove_legacy_layout(root: Path) -> None:
 
 
 _cache = ProviderCache()
+_links = ProviderCache(kind="cubin:", memory=False)
 
 
 def provider_cache() -> ProviderCache:
+    """Providers' LTO-IR (core/build.py)."""
     return _cache
+
+
+def link_cache() -> ProviderCache:
+    """Kernels' cubins after the final LTO link (backends/_link_cache.py)."""
+    return _links

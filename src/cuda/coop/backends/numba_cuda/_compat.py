@@ -332,8 +332,9 @@ def install_literal_argument_retry():
 # Kernel function name -> bytes of dynamic shared memory its cooperative scratch needs (the
 # lowering's ``scratch.KernelScratch`` keeps it current; 0 or absent: all scratch is static).
 DYNAMIC_SCRATCH_BYTES: dict[str, int] = {}
-# The name of every LTO-IR link item the lowering adds starts with this.
-COOP_LINK_PREFIX = "cuda_coop_"
+# The name of every LTO-IR link item the lowering adds starts with this (one spelling for
+# both backends: the launch check and the link cache look for it).
+from .._link_cache import COOP_LINK_PREFIX, cached_cubin, store_cubin  # noqa: E402
 # How a cluster launch is spelled (the lowering's error names it).
 CLUSTER_LAUNCH = "kernel[grid, block, stream, sharedmem, cluster]"
 
@@ -565,6 +566,18 @@ def device_function_restype(pyfunc, argtypes, *, cc):
 # Compiling to cubin without a driver
 # ----------------------------------------------------------------------------------------
 
+def install_link_cache() -> None:
+    """Read a kernel's cubin from cuda.coop's link cache when an earlier process linked it
+    (backends/_link_cache.py): ``CUDACodeLibrary.get_cubin`` links with ``_Linker.complete``;
+    numba-cuda's ``cache=True`` refuses kernels with link items, and has no hook around the link."""
+    from numba.cuda.cudadrv import driver
+
+    from .._link_cache import install_on
+
+    check_upstream_names()
+    install_on(driver._Linker)
+
+
 def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **options):
     """``(cubin bytes, post-LTO PTX)`` of ``pyfunc`` for ``cc`` and ``block``; no GPU needed.
 
@@ -588,10 +601,16 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **o
         objects.append(ObjectCode.from_ltoir(bytes(data), name=f"part{index}"))
     arch = f"sm_{cc[0]}{cc[1]}"
 
-    def link(kind):
-        opts = LinkerOptions(arch=arch, link_time_optimization=True, optimize_unused_variables=True,
+    def options(kind):
+        return LinkerOptions(arch=arch, link_time_optimization=True, optimize_unused_variables=True,
                              ptx=kind == "ptx")
-        return Linker(*objects, options=opts).link(kind).code
+
+    def link(kind):
+        return Linker(*objects, options=options(kind)).link(kind).code
 
     ptx = link("ptx")
-    return bytes(link("cubin")), (ptx.decode() if isinstance(ptx, (bytes, bytearray)) else str(ptx)).rstrip("\x00")
+    key, cubin = cached_cubin(objects, options("cubin"))  # the launch path's link cache, shared
+    if cubin is None:
+        cubin = bytes(link("cubin"))
+        store_cubin(key, cubin)
+    return bytes(cubin), (ptx.decode() if isinstance(ptx, (bytes, bytearray)) else str(ptx)).rstrip("\x00")

@@ -106,7 +106,14 @@ UPSTREAM = (
                  "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
     UpstreamName("llvmlite.ir:Constant._to_string", CALLABLE, ("self",),
                  "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
+    UpstreamName("numba.cuda.cudadrv.driver:_Linker.complete", CALLABLE, ("self",),
+                 "no link cache besides cache=True (which refuses kernels with link items) and no hook around "
+                 "a kernel's final link (wrapped: the cubin of a kernel calling cuda.coop is read from disk "
+                 "when an earlier process linked it)"),
     # Attributes of upstream objects.
+    UpstreamName("numba.cuda.cudadrv.driver:_Linker", INSTANCE,
+                 ("_object_codes", "_get_linker_options", "_complete", "_info_log", "_error_log", "linker"),
+                 "the link cache keys a link by its inputs and options, which have no public accessors"),
     UpstreamName("numba.cuda.descriptor:cuda_target", INSTANCE, ("_typingctx", "_targetctx"),
                  "no public way to refresh only the contexts that exist"),
     UpstreamName("numba.cuda.dispatcher:_Kernel", INSTANCE,

@@ -26,6 +26,7 @@ from ...core.storage import StorageUse, explicit_size_error, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
+from .._link_cache import note_provider_ltoir
 from .._planning import flatten_results
 from . import _compat as C
 from .scratch import KernelScratch
@@ -90,6 +91,7 @@ def _build(provider, cc):
     build = build_providers([provider], arch_for_cc(cc), prelude_headers=_all_headers)
     item = _LTOIR_OBJECTS.get(build.key)
     if item is None:
+        note_provider_ltoir(build.ltoir)
         item = C.LTOIR(build.ltoir, name=f"{C.COOP_LINK_PREFIX}{build.key[:16]}.ltoir")
         _LTOIR_OBJECTS[build.key] = item
     return build, item

@@ -388,6 +388,18 @@ def forced_compute_capability(cc):
 _cc_lock = threading.RLock()
 
 
+def install_link_cache() -> None:
+    """Read a kernel's cubin from cuda.coop's link cache when an earlier process linked it
+    (backends/_link_cache.py): ``_Linker.complete`` links inside ``optimize``, with no link
+    cache outside ``cache=True`` and no hook around it."""
+    from numba_cuda_mlir.numba_cuda.cudadrv import driver
+
+    from .._link_cache import install_on
+
+    check_upstream_names(modules=(driver.__name__,))
+    install_on(driver._Linker)
+
+
 def post_lto_ptx(compile_result) -> str | None:
     """The PTX after the final LTO link (CUB wrappers inlined), or None."""
     try:

@@ -113,6 +113,9 @@ UPSTREAM = (
                  "no public compile for a launch configuration without a launch (compile_cubin)"),
     UpstreamName("numba_cuda_mlir.mlir_optimization:get_lto_ptx", CALLABLE, ("cres",),
                  "no public accessor for a kernel's post-LTO PTX"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker.complete", CALLABLE, ("self",),
+                 "no link cache outside cache=True and no hook around a kernel's final link (wrapped: the "
+                 "cubin of a kernel calling cuda.coop is read from disk when an earlier process linked it)"),
     UpstreamName("numba_cuda_mlir.type_defs.torch_types:typeof_torch_tensor", CALLABLE, ("val", "c"),
                  "types bfloat16 tensors with its bf16, which has no arithmetic (called, then re-registered)",
                  needs="torch"),
@@ -138,6 +141,10 @@ UPSTREAM = (
                   "from_storage", "get_mlir_type", "alloca_insertion_point"),
                  "lowerings use the lowerer itself; _linker_config: nvJitLink drops unused __device__ "
                  "variables only when variables_used is non-empty, with no option for it"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker", INSTANCE,
+                 ("_object_codes", "_pending_cu", "_get_linker_options", "_complete", "_info_log", "_error_log",
+                  "linker"),
+                 "the link cache keys a link by its inputs and options, which have no public accessors"),
     # Frames.
     UpstreamName("numba_cuda_mlir.numba_cuda.core.typeinfer:ConstraintNetwork.propagate", FRAME,
                  ("typeinfer", "constraint"),

@@ -28,6 +28,7 @@ from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, pl
 from ...ops._lookup import spec_of
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
+from .._link_cache import COOP_LINK_PREFIX, note_provider_ltoir
 from .._planning import flatten_results
 from . import _compat as C
 from .callbacks import resolve_callbacks
@@ -199,7 +200,8 @@ class KernelState:
         self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=_all_headers)
         self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
         if self.ltoir is None:
-            self.ltoir = C.LTOIR(self.build.ltoir, name=f"cuda_coop_{self.build.key[:16]}.ltoir")
+            note_provider_ltoir(self.build.ltoir)
+            self.ltoir = C.LTOIR(self.build.ltoir, name=f"{COOP_LINK_PREFIX}{self.build.key[:16]}.ltoir")
             _LTOIR_OBJECTS[self.build.key] = self.ltoir
         self._place_storage(lower)
         C.drop_unused_device_variables(lower)
