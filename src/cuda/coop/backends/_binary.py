@@ -12,13 +12,15 @@ import struct
 import subprocess
 import tempfile
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from ..core.records import record
 
 __all__ = ["KernelBinary", "find_nvdisasm", "dims3"]
 
 
-@dataclass(frozen=True)
+@record
 class KernelBinary:
     """What :func:`compile_cubin` returns: the cubin of one kernel specialization, and its code.
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
+from ..core.records import record
 from .. import _groups
 from .._diagnostics import raise_at
 from .._dtypes import normalize_dtype
@@ -43,7 +43,7 @@ _NO_VALUE = object()
 _CONSTANT_SOURCES = "a literal, a module constant or a closure value"
 
 
-@dataclass(frozen=True)
+@record
 class CompilerGlue:
     """What one compiler spells differently; everything else in this module is shared."""
 

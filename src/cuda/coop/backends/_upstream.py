@@ -15,7 +15,8 @@ version and the supported range; a backend calls it before it patches anything.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+
+from ..core.records import record
 
 __all__ = ["UpstreamName", "MODULE", "ATTRIBUTE", "CALLABLE", "INSTANCE", "FRAME", "ISSUES",
            "describe", "problems", "verify", "typing_location"]
@@ -36,7 +37,7 @@ _WHAT = {MODULE: "cuda-coop imports from it", ATTRIBUTE: "cuda-coop reads or rep
 ISSUES = "https://github.com/cuda-coop/cuda-coop/issues"
 
 
-@dataclass(frozen=True)
+@record
 class UpstreamName:
     """One private upstream name.  ``path``: ``"package.module"`` for a module, else
     ``"package.module:Attribute.path"``.  ``why``: what upstream lacks, that cuda-coop

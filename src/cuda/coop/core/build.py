@@ -16,9 +16,9 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from .records import record
 from .. import _env
 from .._errors import ProviderCompileError
 from .._version import __version__
@@ -69,7 +69,7 @@ NVRTC_OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class BuildResult:
     key: str
     ltoir: bytes

@@ -34,6 +34,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .records import record
 from .. import _env
 
 __all__ = ["CacheEntry", "ProviderCache", "provider_cache", "link_cache", "SCHEMA"]
@@ -42,7 +43,7 @@ SCHEMA = 1
 _MAGIC = b"COOPLTO1"
 
 
-@dataclass(frozen=True)
+@record
 class CacheEntry:
     key: str
     payload: bytes  # a provider's LTO-IR, or a kernel's linked cubin (link_cache())

@@ -10,8 +10,8 @@ which :mod:`cuda.coop.core.build` reads back from the compiled code.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
+from .records import record
 from .._dtypes import COMPLEX_CXX_DEFINITIONS, cxx_type
 from .spec import CallPlan, CppProvider, LaunchFacts
 
@@ -141,7 +141,7 @@ def check_at_most(plan: CallPlan, what: str, value: str, limit: str, rule: str) 
             f"(unsigned long long)({value}), (unsigned long long)({limit}), {_c_string(rule)});")
 
 
-@dataclass(frozen=True)
+@record
 class Provider:
     symbol: str
     plan: CallPlan

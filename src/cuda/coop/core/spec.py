@@ -16,11 +16,13 @@ family it is handling.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from collections.abc import Hashable
 from typing import Any, Callable
 
 import numpy as np
+
+from .records import record
 
 __all__ = [
     "GroupArg", "ArrayArg", "PayloadArg", "ScalarArg", "StringArg", "NoneArg", "DtypeArg",
@@ -35,7 +37,7 @@ __all__ = [
 # Operand descriptors (what a call receives, as far as compile time knows it)
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class GroupArg:
     """``kind``: "block", "warp" (``width`` = the logical warp width, 32 = hardware),
     "warps" (``width`` = warps per group), "thread", "grid" or "cluster"."""
@@ -65,7 +67,7 @@ class GroupArg:
         return "coop.this_warp()" if self.width == 32 else f"coop.this_warp().group_by({self.width})"
 
 
-@dataclass(frozen=True)
+@record
 class ArrayArg:
     """A global-memory (or shared-memory) array operand."""
 
@@ -76,7 +78,7 @@ class ArrayArg:
     writable: bool = True  # False: a read-only array (cuda.const.array_like, a readonly argument)
 
 
-@dataclass(frozen=True)
+@record
 class PayloadArg:
     """A ThreadData payload: ``items`` slots of ``dtype`` per thread."""
 
@@ -89,7 +91,7 @@ class PayloadArg:
 _NOT_LITERAL = object()
 
 
-@dataclass(frozen=True)
+@record
 class ScalarArg:
     """A scalar operand; ``literal`` holds its value when known at compile time."""
 
@@ -102,22 +104,22 @@ class ScalarArg:
         return self.literal is not _NOT_LITERAL
 
 
-@dataclass(frozen=True)
+@record
 class StringArg:
     value: str | None  # None: a string that is not a compile-time constant
 
 
-@dataclass(frozen=True)
+@record
 class NoneArg:
     pass
 
 
-@dataclass(frozen=True)
+@record
 class DtypeArg:
     dtype: np.dtype
 
 
-@dataclass(frozen=True)
+@record
 class TempStorageArg:
     site: int
     size_in_bytes: int | None
@@ -126,7 +128,7 @@ class TempStorageArg:
     sharing: str
 
 
-@dataclass(frozen=True)
+@record
 class DeviceFunctionArg:
     """A user function passed as an operator; ``handle`` is backend-specific.
 
@@ -142,7 +144,7 @@ class DeviceFunctionArg:
     state_dtype: np.dtype | None = None  # a coop.StatefulFunction: the dtype of its state
 
 
-@dataclass(frozen=True)
+@record
 class OperatorArg:
     """A Python operator function, builtin or NumPy ufunc passed as an operator.
 
@@ -156,7 +158,7 @@ class OperatorArg:
     label: str
 
 
-@dataclass(frozen=True)
+@record
 class UnsupportedArg:
     type_name: str
 
@@ -215,23 +217,23 @@ def describe(arg) -> str:
 # Results and the ABI of a generated provider
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class ScalarResult:
     dtype: np.dtype
 
 
-@dataclass(frozen=True)
+@record
 class PayloadResult:
     dtype: np.dtype
     items: int
 
 
-@dataclass(frozen=True)
+@record
 class TupleResult:
     items: tuple
 
 
-@dataclass(frozen=True)
+@record
 class AbiOperand:
     """One parameter of the provider's ``extern "C"`` function, in order.
 
@@ -279,14 +281,14 @@ class AbiOperand:
         return f"{const}{t}* __restrict__ {self.name}" if self.passing == "out" else f"{const}{t}* {self.name}"
 
 
-@dataclass(frozen=True)
+@record
 class PointerTo:
     """A callback parameter that is a pointer to ``dtype`` (``T*``), e.g. per-thread state."""
 
     dtype: np.dtype
 
 
-@dataclass(frozen=True)
+@record
 class Callback:
     """A user device function that the provider calls.
 
@@ -330,7 +332,7 @@ class Callback:
         return any(is_complex(t) for t in (self.restype, *self.argtypes) if not isinstance(t, PointerTo))
 
 
-@dataclass(frozen=True)
+@record
 class StorageNeed:
     """Scratch one call needs: ``instances`` copies of the provider's TempStorage.
 
@@ -342,7 +344,7 @@ class StorageNeed:
     width: int = 32
 
 
-@dataclass(frozen=True)
+@record
 class LaunchFacts:
     """What the compiler knows about the launch when it generates a provider."""
 
@@ -367,7 +369,7 @@ class LaunchFacts:
         return x * y * z
 
 
-@dataclass(frozen=True)
+@record
 class CppProvider:
     """Generated C++ for one call specialization.
 
@@ -383,7 +385,7 @@ class CppProvider:
     body: str
 
 
-@dataclass(frozen=True)
+@record
 class CallPlan:
     """Everything compile time decides about one call, independent of any compiler."""
 
@@ -431,7 +433,7 @@ class CallPlan:
                        checked_site=site, unchecked=self)
 
 
-@dataclass(frozen=True)
+@record
 class AlgorithmSpec:
     """One algorithm selector: its CUB enumerator and which groups it supports."""
 
@@ -443,7 +445,7 @@ class AlgorithmSpec:
     layout: str = "blocked"
 
 
-@dataclass(frozen=True)
+@record
 class OpSpec:
     """A public operation: its stub (signature and docs) and its planner."""
 

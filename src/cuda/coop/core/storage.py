@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .records import record
 from .._errors import SharedMemoryLimitError, TempStorageError
 from .spec import TempStorageArg
 
@@ -66,7 +67,7 @@ def optin_shared_limit(cc) -> int | None:
 _RESERVE_LABEL = "TempStorage.reserve()"
 
 
-@dataclass(frozen=True)
+@record
 class StorageUse:
     call: str  # a stable id of the call site
     label: str  # "coop.load()" for messages

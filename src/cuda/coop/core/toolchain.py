@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from .records import record
 from .. import _env
 from .._errors import HeaderResolutionError, ToolkitMismatchError
 
@@ -26,7 +26,7 @@ __all__ = ["Toolchain", "toolchain", "parse_cccl_version", "cccl_include_dirs_fo
 _VERSION_H = Path("cuda") / "std" / "__cccl" / "version.h"
 
 
-@dataclass(frozen=True)
+@record
 class Toolchain:
     nvrtc_version: tuple
     nvjitlink_version: tuple
@@ -186,7 +186,7 @@ def _cuda_headers(nvrtc_version) -> tuple:
     return directory, version
 
 
-@dataclass(frozen=True)
+@record
 class _Located:
     abs_path: str
     found_via: str

@@ -17,10 +17,9 @@ Every mode returns a fresh payload and leaves its inputs unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import MissingArgumentError, UnsupportedAlgorithmForGroupError, UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
@@ -43,7 +42,7 @@ _BLOCK = frozenset({"block"})
 _ANY = frozenset({"block", "warp"})
 
 
-@dataclass(frozen=True)
+@record
 class ExchangeMode:
     """One ``mode=`` of :func:`exchange`: its CUB member, groups, layouts and operands."""
 
@@ -162,7 +161,7 @@ def _integer_companion(call, m, label, arg, items, used, operands, *, c_name, pu
     return payload.dtype
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class ExchangeParams:
     """The identity of one generated exchange provider."""
 

@@ -24,10 +24,9 @@ counters are staged in shared memory once per call either way).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import (
     ConflictingArgumentsError,
@@ -145,7 +144,7 @@ def histogram(block, samples, /, *, bins, bins_per_thread=None, counter_dtype=No
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class HistogramParams:
     """The identity of one generated histogram provider."""
 

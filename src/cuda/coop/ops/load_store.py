@@ -11,10 +11,9 @@ reads memory striped (coalesced) and rearranges through shared memory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
@@ -169,7 +168,7 @@ def store(group, destination, value, /, *, algorithm="direct", valid_items=None,
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class LoadStoreParams:
     """The identity of one generated load or store provider."""
 

@@ -17,10 +17,9 @@ works with any ordering), and use ``oob_default`` only to fill the slots past
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
@@ -148,7 +147,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
         check_whole_warps(plan, launch)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class MergeSortParams:
     """The identity of one generated merge sort provider."""
 

@@ -12,10 +12,9 @@ items just outside the tile (e.g. the neighbouring tiles' edge items).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields, is_complex
 from .._errors import UnsupportedDtypeError
 from .._kernel_api import kernel_function
@@ -169,7 +168,7 @@ def _valid_items(call, arg):
                             if vi is not None else [])
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class AdjacentDifferenceParams:
     """The identity of one generated adjacent_difference provider."""
 
@@ -184,7 +183,7 @@ class AdjacentDifferenceParams:
         dtype_fields(self, "dtype")
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class DiscontinuityParams:
     """The identity of one generated discontinuity provider."""
 

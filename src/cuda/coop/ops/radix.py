@@ -15,10 +15,9 @@ order by their bits (positive NaNs after +inf, negative NaNs before -inf).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import (
     ConflictingArgumentsError,
@@ -186,7 +185,7 @@ def radix_rank_keys(block, keys, /, *, begin_bit=0, end_bit=None, radix_bits=Non
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class RadixSortParams:
     """The identity of one generated radix sort provider."""
 
@@ -206,7 +205,7 @@ class RadixSortParams:
         dtype_fields(self, "keys", "values")
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class RadixRankParams:
     """The identity of one generated radix_rank provider."""
 

@@ -18,10 +18,9 @@ shared callback mechanism (``CallPlan.callbacks``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields, is_integer
 from .._errors import (
     ConflictingArgumentsError,
@@ -250,7 +249,7 @@ include_doc(sum, result=_RESULT_DOC)
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class ReduceParams:
     """The identity of one generated reduce/sum provider."""
 
@@ -269,7 +268,7 @@ class ReduceParams:
         dtype_fields(self, "dtype")
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class ReduceBatchedParams:
     """The identity of one generated reduce_batched provider."""
 

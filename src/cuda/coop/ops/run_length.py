@@ -30,10 +30,9 @@ walk that skips empty runs and bounds every index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields, dtype_names, is_integer, is_supported
 from .._errors import (
     DtypeMismatchError,
@@ -182,7 +181,7 @@ def default_decoded_items_per_thread(dtype) -> int:
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class RunLengthParams:
     """The identity of one generated run-length decode provider."""
 

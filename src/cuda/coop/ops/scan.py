@@ -12,10 +12,9 @@ lane.  Operators are shared with :mod:`cuda.coop.ops.reduce`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import (
     ConflictingArgumentsError,
@@ -214,7 +213,7 @@ for _stub in (exclusive_sum, inclusive_sum):
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class ScanParams:
     """The identity of one generated scan provider."""
 

@@ -18,10 +18,9 @@ keeps its own input value, so every result is defined for every distance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import InvalidArgumentTypeError
 from .._kernel_api import kernel_function
@@ -95,7 +94,7 @@ def shuffle(block, value, /, *, mode="down", distance=1, temp_storage=None):
 # Planning
 # --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class ShuffleParams:
     """The identity of one generated shuffle provider."""
 

@@ -31,10 +31,9 @@ values.  The selection is not sorted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..core.records import record
 from .._dtypes import cxx_type, dtype_fields
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
@@ -179,7 +178,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
 ALGORITHMS = ("radix_sort", "radix_select")
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class TopkParams:
     """The identity of one generated TopK provider."""
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass
 
+from ...core.records import record
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
 from .._inference import (
@@ -56,7 +56,7 @@ _dtype_source = _ANALYSIS.dtype_source
 _is_coop_callee = is_coop_callee
 
 
-@dataclass(frozen=True)
+@record
 class Site:
     loc: object  # numba ir.Loc
     name: str  # the called cuda.coop name
