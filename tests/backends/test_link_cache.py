@@ -32,12 +32,13 @@ SCRIPT = textwrap.dedent("""
     from cuda.coop.core.cache import link_cache
 
     @cuda.jit
-    def copy_through_coop(src, dst):
+    def tile_sums(src, dst):  # two families: two providers (classic links them in set order)
         block = coop.this_block()
-        items = coop.ThreadData(4)
-        off = cuda.blockIdx.x * cuda.blockDim.x * 4
-        coop.load(block, src, items, offset=off, algorithm="warp_transpose")
-        coop.store(block, dst, items, offset=off, algorithm="warp_transpose")
+        items = coop.ThreadData(2)
+        coop.load(block, src, items, offset=cuda.blockIdx.x * 256, algorithm="transpose")
+        total = coop.sum(block, items)
+        if cuda.threadIdx.x == 0:
+            dst[cuda.blockIdx.x] = total
 
     @cuda.jit
     def copy_without_coop(src, dst):
@@ -46,7 +47,7 @@ SCRIPT = textwrap.dedent("""
             dst[i] = src[i]
 
     args = (np.zeros(1, np.int32), np.zeros(1, np.int32))
-    coop_binary = compile_cubin(copy_through_coop, args, cc=(9, 0), block=128)
+    coop_binary = compile_cubin(tile_sums, args, cc=(9, 0), block=128)
     after_coop = link_cache().stats.as_dict()
     plain_binary = compile_cubin(copy_without_coop, args, cc=(9, 0), block=128)
     print(json.dumps({{
@@ -109,3 +110,48 @@ def test_the_key_changes_with_every_input_and_option():
         link_key([("", "ltoir", b"kernelload provider")] + inputs[2:], options),  # where inputs split
     ]
     assert len({base, *changed}) == 1 + len(changed)
+
+
+LAUNCH_SCRIPT = textwrap.dedent("""
+    import json
+    import numpy as np
+    {cuda_import}
+    from cuda import coop
+    from cuda.coop.core.cache import link_cache
+
+    @cuda.jit
+    def tile_sums(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(2)
+        coop.load(block, src, items, offset=cuda.blockIdx.x * 256, algorithm="transpose")
+        total = coop.sum(block, items)
+        if cuda.threadIdx.x == 0:
+            dst[cuda.blockIdx.x] = total
+
+    src = np.random.default_rng(7).integers(-1000, 1000, 4 * 256).astype(np.int32)
+    dst = np.full(4, -7, np.int32)  # poisoned
+    d_src, d_dst = cuda.to_device(src), cuda.to_device(dst)
+    tile_sums[4, 128](d_src, d_dst)
+    cuda.synchronize()
+    got = d_dst.copy_to_host()
+    print(json.dumps({{"ok": bool((got == src.reshape(4, 256).sum(axis=1)).all()), "got": got.tolist(),
+                      "stats": link_cache().stats.as_dict()}}))
+""").format(cuda_import=CUDA_IMPORT[NAME])
+
+
+@pytest.mark.gpu
+def test_a_kernel_launched_from_a_cached_cubin_computes_the_same(tmp_path):
+    """The launch path links through the same _Linker: the second process launches the
+    cubin the first one linked, and both match NumPy."""
+    reports = []
+    for _ in range(2):
+        full = dict(os.environ, CUDA_COOP_CACHE_DIR=str(tmp_path / "cache"), **{CHILD_ENV: NAME})
+        full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+        full.pop("CUDA_COOP_CACHE", None)
+        proc = subprocess.run([sys.executable, "-c", LAUNCH_SCRIPT], capture_output=True, text=True, env=full,
+                              timeout=600, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        reports.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert all(r["ok"] for r in reports), reports
+    assert reports[0]["stats"]["writes"] == 1, reports
+    assert reports[1]["stats"]["disk_hits"] == 1 and reports[1]["stats"]["writes"] == 0, reports
