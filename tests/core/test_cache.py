@@ -205,3 +205,17 @@ def test_size_limit_setting(monkeypatch, value, expected):
 
     monkeypatch.setenv("CUDA_COOP_CACHE_MAX_MB", value)
     assert _env.cache_max_bytes() == expected
+
+
+def test_linked_cubins_share_the_providers_directory_but_not_their_keys(disk):
+    from cuda.coop.core.cache import link_cache, provider_cache
+
+    providers, links = provider_cache(), link_cache()
+    assert links._open() is providers._open()  # one scan of the directory, one total against the limit
+    links.put(CacheEntry(key=entry().key, payload=b"\x7fELF cubin", layouts={}))
+    assert providers.get(entry().key) == (None, "miss")  # the same key, another kind
+    got, origin = links.get(entry().key)
+    assert origin == "disk" and got.payload == b"\x7fELF cubin"  # never kept in memory
+    assert providers.directory() in links.path_for(entry().key).parents
+    assert links.path_for(entry().key) != providers.path_for(entry().key)
+    providers.clear_memory()

@@ -106,9 +106,12 @@ class ProviderCache:
     dispatcher keeps the loaded module).
     """
 
-    def __init__(self, kind: str = "", memory: bool = True):
+    def __init__(self, kind: str = "", memory: bool = True, disk_of: "ProviderCache | None" = None):
         self._kind = kind
         self._keep_in_memory = memory
+        # Another instance whose disk layer this one uses: one directory scan when the
+        # process opens it, and one running total against the size limit.
+        self._disk_of = disk_of
         self._memory: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
         self._writes_disabled = False
@@ -141,6 +144,8 @@ class ProviderCache:
         return disk.path_for(self.disk_key(key))
 
     def _open(self):
+        if self._disk_of is not None:
+            return self._disk_of._open()
         config = (self.directory(), _env.cache_max_bytes())
         with self._lock:
             if config != self._disk_config:
@@ -269,7 +274,7 @@ def _remove_legacy_layout(root: Path) -> None:
 
 
 _cache = ProviderCache()
-_links = ProviderCache(kind="cubin:", memory=False)
+_links = ProviderCache(kind="cubin:", memory=False, disk_of=_cache)
 
 
 def provider_cache() -> ProviderCache:
