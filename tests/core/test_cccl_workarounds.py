@@ -6,8 +6,6 @@ from ..kernelgen import module_from_source
 
 pytestmark = pytest.mark.compile
 
-pytest.importorskip("numba_cuda_mlir")
-
 REDUCTIONS = """
 @cuda.jit
 def k(src, dst):
@@ -28,9 +26,7 @@ def test_thread_reduce_never_reaches_the_trapping_simd_stub(dtype):
     cuda-coop keeps fp16 enabled (the CUDA runtime headers of NVRTC's toolkit are on
     its include path), so no assertion call may appear in the kernel.
     """
-    from numba_cuda_mlir.numba_cuda import types
-
-    from cuda.coop.numba_mlir import compile_cubin
+    from ..compiler import compile_cubin, types  # the run's compiler (pytest --compiler)
 
     ty = getattr(types, dtype)[::1]
     kb = compile_cubin(module_from_source(REDUCTIONS).k, (ty, ty), cc=(9, 0), block=128)
