@@ -106,6 +106,8 @@ UPSTREAM = (
                  "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
     UpstreamName("llvmlite.ir:Constant._to_string", CALLABLE, ("self",),
                  "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
+    UpstreamName("numba.cuda.cudadrv.driver:_Linker._get_linker_options", CALLABLE, ("self", "ptx"),
+                 "the link cache keys a link by the options it will use, which have no public accessor"),
     UpstreamName("numba.cuda.cudadrv.driver:_Linker.complete", CALLABLE, ("self",),
                  "no link cache besides cache=True (which refuses kernels with link items) and no hook around "
                  "a kernel's final link (wrapped: the cubin of a kernel calling cuda.coop is read from disk "

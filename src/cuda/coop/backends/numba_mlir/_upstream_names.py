@@ -113,6 +113,8 @@ UPSTREAM = (
                  "no public compile for a launch configuration without a launch (compile_cubin)"),
     UpstreamName("numba_cuda_mlir.mlir_optimization:get_lto_ptx", CALLABLE, ("cres",),
                  "no public accessor for a kernel's post-LTO PTX"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker._get_linker_options", CALLABLE, ("self", "ptx"),
+                 "the link cache keys a link by the options it will use, which have no public accessor"),
     UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker.complete", CALLABLE, ("self",),
                  "no link cache outside cache=True and no hook around a kernel's final link (wrapped: the "
                  "cubin of a kernel calling cuda.coop is read from disk when an earlier process linked it)"),
