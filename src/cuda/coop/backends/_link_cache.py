@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["install_on", "caching_complete", "cached_cubin", "store_cubin", "link_key", "note_provider_ltoir", "COOP_LINK_PREFIX"]
+__all__ = ["install_on", "caching_complete", "cached_cubin", "store_cubin", "link_key", "note_provider_ltoir",
+           "COOP_LINK_PREFIX"]
 
 # The name of every provider's link item (each backend's lowering).
 COOP_LINK_PREFIX = "cuda_coop_"
@@ -39,8 +40,8 @@ def note_provider_ltoir(ltoir: bytes) -> None:
 
 def link_key(inputs, options) -> str:
     """SHA-256 over everything that can change a link's cubin: each input's kind and bytes
-    (not its name, which only labels messages); the options' repr (a dataclass: every field); the nvJitLink, cuda.core and
-    cuda-coop versions.
+    (not its name, which only labels messages); the options' repr (a dataclass: every
+    field); the nvJitLink, cuda.core and cuda-coop versions.
 
     The first input (the kernel: nvJitLink resolves symbols against it first) keeps its
     place; the others count as a set, in digest order.  Classic numba-cuda keeps a kernel's
@@ -86,9 +87,10 @@ class _LinkedEarlier:
 
 def cached_cubin(objects, options) -> tuple[str | None, bytes | None]:
     """``(key, cubin)`` for linking ``objects`` (cuda.core ``ObjectCode``, in link order) with
-    ``options`` to a cubin: the cubin an earlier link stored, or None; the key is None
-    where this link is not cached (no cuda.coop provider among the inputs, an input not
-    in memory, or the cache turned off)."""
+    ``options`` (or a function that returns them, called only for a link that is cached) to
+    a cubin: the cubin an earlier link stored, or None; the key is None where this link is
+    not cached (no cuda.coop provider among the inputs, an input not in memory, or the cache
+    turned off)."""
     from .. import _env
 
     if not objects or not _provider_ltoir or not _env.cache_enabled():
@@ -101,7 +103,7 @@ def cached_cubin(objects, options) -> tuple[str | None, bytes | None]:
         return None, None
     from ..core.cache import link_cache
 
-    key = link_key(inputs, options)
+    key = link_key(inputs, options() if callable(options) else options)
     entry, _origin = link_cache().get(key)
     return key, (entry.payload if entry is not None else None)
 
@@ -130,7 +132,7 @@ def caching_complete(complete):
         # CUDA sources still to compile (numba-cuda-mlir's pending .cu) are not bytes yet.
         if getattr(self, "_pending_cu", None):
             return complete(self)
-        key, cubin = cached_cubin(objects, self._get_linker_options(ptx=False))
+        key, cubin = cached_cubin(objects, lambda: self._get_linker_options(ptx=False))
         if cubin is not None:
             # What complete() leaves behind, so that ``info_log`` (numba-cuda reads it after
             # every link) answers as after a link that logged nothing.
