@@ -20,8 +20,8 @@ LINE = re.compile(r"^(PASS|FAIL|SKIP): ")
 
 
 def pytest_counts() -> dict[str, dict]:
-    """Per run: ``cuXX`` (the whole suite) and ``cuXX --compiler numba-cuda`` (the family and
-    parity suites compiled by classic numba-cuda, where it is installed)."""
+    """Per run: ``cuXX`` (the whole suite) and ``cuXX --compiler numba-cuda`` (the whole suite
+    compiled by classic numba-cuda, where it is installed)."""
     out = {}
     for major in ("13", "12"):
         env = RESULTS / f"matrix-cu{major}.env"

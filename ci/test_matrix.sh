@@ -11,7 +11,7 @@
 #   numba-cuda-cu13: classic numba-cuda, so the backend-parametrized tests run on both
 #   compilers; CUDA 13 only)
 #   the toolchain it resolves, python ci/check_headers.py, python -m pytest, and where
-#   classic numba-cuda is installed, python -m pytest --compiler numba-cuda tests/ops tests/parity
+#   classic numba-cuda is installed, python -m pytest --compiler numba-cuda tests
 # with CUDA_HOME/CUDA_PATH unset (a system CUDA 13 must not leak into a CUDA 12 run),
 # CUDA_COOP_CACHE_DIR=ci-venvs/cache-cuXX, and ci/pytest_plugins/coop_ci.py loaded through
 # PYTEST_ADDOPTS (toolchain header line, counts, the GPU guard). The commands are literally
@@ -119,16 +119,16 @@ run_major() {  # after install_major (unless --active): toolchain, headers, pyte
   echo "pytest=$status" >> "$out"
   echo "pytest_rc=$rc" >> "$out"
 
-  # Where classic numba-cuda is installed (the numba-cuda-cu13 extra), the family and parity
-  # suites again with their kernels compiled by it: the same test files (tests/compiler.py).
+  # Where classic numba-cuda is installed (the numba-cuda-cu13 extra), the whole suite again
+  # with its kernels compiled by it: the same test files (tests/compiler.py).
   if python -c "import numba_cuda" 2>/dev/null; then
     local t2=$SECONDS marker=()
     [ "$mode" = gpu-only ] && marker=(-m gpu)
     export COOP_PYTEST_COUNTS="$results/pytest-cu$major-numba-cuda.json"
     rm -f "$COOP_PYTEST_COUNTS"
-    python -m pytest --compiler numba-cuda "${marker[@]}" tests/ops tests/parity; rc=$?
+    python -m pytest --compiler numba-cuda "${marker[@]}" tests; rc=$?
     status=PASS; [ "$rc" = 0 ] || status=FAIL
-    echo "$status: matrix-cu$major: pytest --compiler numba-cuda tests/ops tests/parity ($mode, $((SECONDS - t2)) s) -- exit $rc"
+    echo "$status: matrix-cu$major: pytest --compiler numba-cuda tests ($mode, $((SECONDS - t2)) s) -- exit $rc"
     echo "pytest_numba_cuda=$status" >> "$out"
     echo "pytest_numba_cuda_rc=$rc" >> "$out"
   fi

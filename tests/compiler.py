@@ -1,7 +1,7 @@
 """The compiler the suite builds its kernels with, chosen once per run.
 
-    pytest tests/ops tests/parity                         # numba-cuda-mlir (the default)
-    pytest --compiler numba-cuda tests/ops tests/parity   # classic numba-cuda, the same tests
+    pytest tests                         # numba-cuda-mlir (the default)
+    pytest --compiler numba-cuda tests   # classic numba-cuda, the same tests (CI runs both)
 
 Test modules take the compiler's names from here and never import a compiler themselves,
 so one source runs on both:
