@@ -23,6 +23,18 @@ require()
 ROOT = Path(__file__).resolve().parents[2]
 QUALIFIED = {"numba-cuda-mlir": "cuda.coop.numba_mlir", "numba-cuda": "cuda.coop.numba_cuda"}
 
+# Two families, so two providers: classic numba-cuda links them in set order.
+KERNEL = """
+@cuda.jit
+def tile_sums(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items, offset=cuda.blockIdx.x * 256, algorithm="transpose")
+    total = coop.sum(block, items)
+    if cuda.threadIdx.x == 0:
+        dst[cuda.blockIdx.x] = total
+"""
+
 SCRIPT = textwrap.dedent("""
     import hashlib, json, sys
     import numpy as np
@@ -31,15 +43,7 @@ SCRIPT = textwrap.dedent("""
     from {qualified} import compile_cubin
     from cuda.coop.core.cache import link_cache
 
-    @cuda.jit
-    def tile_sums(src, dst):  # two families: two providers (classic links them in set order)
-        block = coop.this_block()
-        items = coop.ThreadData(2)
-        coop.load(block, src, items, offset=cuda.blockIdx.x * 256, algorithm="transpose")
-        total = coop.sum(block, items)
-        if cuda.threadIdx.x == 0:
-            dst[cuda.blockIdx.x] = total
-
+    {kernel}
     @cuda.jit
     def copy_without_coop(src, dst):
         i = cuda.grid(1)
@@ -56,7 +60,7 @@ SCRIPT = textwrap.dedent("""
         "after_coop": after_coop,
         "after_plain": link_cache().stats.as_dict(),
     }}))
-""").format(cuda_import=CUDA_IMPORT[NAME], qualified=QUALIFIED[NAME])
+""").format(cuda_import=CUDA_IMPORT[NAME], qualified=QUALIFIED[NAME], kernel=KERNEL)
 
 
 def _run(cache_dir: Path, **env) -> dict:
@@ -119,15 +123,7 @@ LAUNCH_SCRIPT = textwrap.dedent("""
     from cuda import coop
     from cuda.coop.core.cache import link_cache
 
-    @cuda.jit
-    def tile_sums(src, dst):
-        block = coop.this_block()
-        items = coop.ThreadData(2)
-        coop.load(block, src, items, offset=cuda.blockIdx.x * 256, algorithm="transpose")
-        total = coop.sum(block, items)
-        if cuda.threadIdx.x == 0:
-            dst[cuda.blockIdx.x] = total
-
+    {kernel}
     src = np.random.default_rng(7).integers(-1000, 1000, 4 * 256).astype(np.int32)
     dst = np.full(4, -7, np.int32)  # poisoned
     d_src, d_dst = cuda.to_device(src), cuda.to_device(dst)
@@ -136,7 +132,7 @@ LAUNCH_SCRIPT = textwrap.dedent("""
     got = d_dst.copy_to_host()
     print(json.dumps({{"ok": bool((got == src.reshape(4, 256).sum(axis=1)).all()), "got": got.tolist(),
                       "stats": link_cache().stats.as_dict()}}))
-""").format(cuda_import=CUDA_IMPORT[NAME])
+""").format(cuda_import=CUDA_IMPORT[NAME], kernel=KERNEL)
 
 
 @pytest.mark.gpu
