@@ -67,12 +67,35 @@ class DeferredActivation:
                 cls._instance = cls()
             return cls._instance
 
+    #: The backend's package: its ``_compat`` (version, private names) and ``hooks`` modules.
+    package: str = ""
+    #: Registration checks only the private names of the modules the compiler's import has
+    #: loaded (``ready()`` checks all of them): for a compiler whose other modules are costly.
+    check_loaded_names_only = False
+
     def __init__(self):
         self._ready = False
         self._activating = False
         self._failure = None
         self._ready_lock = threading.RLock()
         self._function_types: dict = {}
+        if self.package:
+            self._register()
+
+    def _register(self):
+        """What registering any backend does before its compiler compiles: pin the CUDA
+        libraries (NVRTC, nvJitLink and NVVM of one CUDA major), check the compiler's version
+        and private names (UnsupportedBackendVersionError naming what is gone, before a hook
+        patches anything), then install the backend's hooks."""
+        from importlib import import_module
+
+        from ..core import cuda_libraries
+
+        compat = import_module("._compat", self.package)
+        cuda_libraries.install_pinning()
+        self.version = compat.check_version()
+        compat.check_upstream_names(loaded_only=self.check_loaded_names_only)
+        import_module(".hooks", self.package).install(self)
 
     @property
     def is_ready(self) -> bool:

@@ -22,20 +22,7 @@ __all__ = ["activate", "NumbaCudaBackend"]
 
 class NumbaCudaBackend(DeferredActivation):
     name = "numba-cuda"
-
-    def __init__(self):
-        super().__init__()
-        from ...core import cuda_libraries
-        from . import _compat as C
-
-        cuda_libraries.install_pinning()  # NVRTC, nvJitLink and NVVM of one CUDA major
-        self.version = C.check_version()
-        # Every private name of _compat.UPSTREAM, before hooks.install() patches anything:
-        # ``import numba.cuda`` imported all of their modules (a few ms).
-        C.check_upstream_names()
-        from . import hooks
-
-        hooks.install(self)
+    package = __name__  # its whole UPSTREAM is checked at registration: ``import numba.cuda`` loaded it
 
     def _install(self):
         from . import _compat as C

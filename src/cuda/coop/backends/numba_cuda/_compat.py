@@ -68,9 +68,10 @@ check_numpy_supported()
 _OTHERS = {"llvmlite": "llvmlite", "numba.core": "numba"}  # their own versions in the messages
 
 
-def check_upstream_names() -> None:
+def check_upstream_names(loaded_only: bool = False) -> None:
     """UnsupportedBackendVersionError when an entry of UPSTREAM is gone or changed (once per
-    process and entry; numba-cuda's modules are all imported by then)."""
+    process and entry).  ``loaded_only`` changes nothing here: ``import numba.cuda`` has
+    imported every module of the table (the same call as numba-cuda-mlir's)."""
     verify(UPSTREAM, compiler=COMPILER_NAME, version=check_version(), supported=SUPPORTED_TEXT, tested=TESTED,
            others=_OTHERS)
 

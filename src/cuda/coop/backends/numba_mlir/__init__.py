@@ -22,21 +22,10 @@ __all__ = ["activate", "NumbaMlirBackend"]
 
 class NumbaMlirBackend(DeferredActivation):
     name = "numba-cuda-mlir"
-
-    def __init__(self):
-        super().__init__()
-        from ...core import cuda_libraries
-        from . import _compat as C
-
-        # Before anything compiles: NVRTC, nvJitLink and NVVM of one CUDA major.
-        cuda_libraries.install_pinning()
-        self.version = C.check_version()
-        # The private names of the modules ``import numba_cuda_mlir`` loaded (no import here);
-        # the launch hook checks descriptor's, ready() all of them.
-        C.check_upstream_names(loaded_only=True)
-        from . import hooks
-
-        hooks.install(self)
+    package = __name__
+    # Registration imports no module ``import numba_cuda_mlir`` did not; the launch hook
+    # checks descriptor's names, ready() all of them.
+    check_loaded_names_only = True
 
     def _install(self):
         from . import _compat as C
