@@ -318,4 +318,4 @@ def test_missing_compiler_is_named(tmp_path):
         except coop.BackendUnavailableError as e:
             print("ERR", e)
     """)
-    assert "ERR the numba-cuda-mlir backend needs numba-cuda-mlir >=0.6.0,<0.7" in result.stdout, result.stderr
+    assert "ERR cuda-coop's numba-cuda-mlir backend needs numba-cuda-mlir>=0.6.0,<0.7, which is not installed" in result.stdout, result.stderr

@@ -19,7 +19,7 @@ import sys
 from ..core.records import record
 
 __all__ = ["UpstreamName", "MODULE", "ATTRIBUTE", "CALLABLE", "INSTANCE", "FRAME", "ISSUES",
-           "describe", "problems", "verify", "typing_location"]
+           "describe", "problems", "verify", "typing_location", "installed_version"]
 
 # Kinds.  ``params`` means, per kind:
 MODULE = "module"        # a private module: the names cuda-coop imports from it
@@ -70,6 +70,25 @@ def version_tuple(version: str) -> tuple:
         digits = "".join(ch for ch in piece if ch.isdigit())
         parts.append(int(digits or 0))
     return tuple(parts + [0] * (3 - len(parts)))
+
+
+def installed_version(package: str, *, compiler: str, supported: tuple, supported_text: str, hint: str) -> str:
+    """The installed version of ``package`` (the compiler's import name), or a named error:
+    BackendUnavailableError when it does not import, UnsupportedBackendVersionError when its
+    version is outside ``supported`` (``[min, max)``).  Called before any registry is touched."""
+    from .._errors import BackendUnavailableError, UnsupportedBackendVersionError
+
+    try:
+        module = __import__(package)
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"cuda-coop's {compiler} backend needs {compiler}{supported_text}, which is not installed "
+            f"({exc}); {hint}") from None
+    version = getattr(module, "__version__", "0")
+    if not supported[0] <= version_tuple(version) < supported[1]:
+        raise UnsupportedBackendVersionError(
+            f"{compiler} {version} is installed, but cuda-coop needs {compiler}{supported_text}; {hint}")
+    return version
 
 
 def _import(name: str):

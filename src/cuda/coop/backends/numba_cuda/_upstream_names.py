@@ -10,8 +10,7 @@ Kept apart from _compat.py so that the table reads as one list; it imports no pr
 name of the compiler (tests/backends/test_compat_boundary.py).
 """
 
-from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
-from .._upstream import CALLABLE, FRAME, INSTANCE, MODULE, UpstreamName, version_tuple
+from .._upstream import CALLABLE, FRAME, INSTANCE, MODULE, UpstreamName, installed_version
 
 SUPPORTED = ((0, 30, 0), (0, 31, 0))  # [min, max)
 SUPPORTED_TEXT = ">=0.30.0,<0.31"
@@ -19,19 +18,10 @@ COMPILER_NAME = "numba-cuda"  # in messages that quote the compiler
 _EXTRA_HINT = "pip install 'cuda-coop[numba-cuda-cu13]' (or numba-cuda-cu12)"
 
 
-def check_version():
+def check_version() -> str:
     """numba-cuda's version, or a named error when it is missing or out of range."""
-    try:
-        import numba_cuda
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"coop.register('numba-cuda'): numba-cuda is not installed ({exc}); {_EXTRA_HINT}") from None
-    version = getattr(numba_cuda, "__version__", "0")
-    if not (SUPPORTED[0] <= version_tuple(version) < SUPPORTED[1]):
-        raise UnsupportedBackendVersionError(
-            f"coop.register('numba-cuda'): numba-cuda {version} is installed, but cuda-coop supports "
-            f"numba-cuda{SUPPORTED_TEXT}; {_EXTRA_HINT}")
-    return version
+    return installed_version("numba_cuda", compiler=COMPILER_NAME, supported=SUPPORTED, supported_text=SUPPORTED_TEXT,
+                             hint=_EXTRA_HINT)
 
 
 TESTED = "0.30.4"  # the numba-cuda release this table was checked against

@@ -9,8 +9,7 @@ Kept apart from _compat.py so that the table reads as one list; it imports no pr
 name of the compiler (tests/backends/test_compat_boundary.py).
 """
 
-from ..._errors import BackendUnavailableError, UnsupportedBackendVersionError
-from .._upstream import ATTRIBUTE, CALLABLE, FRAME, INSTANCE, MODULE, UpstreamName, version_tuple
+from .._upstream import ATTRIBUTE, CALLABLE, FRAME, INSTANCE, MODULE, UpstreamName, installed_version
 
 SUPPORTED = ((0, 6, 0), (0, 7, 0))  # [min, max)
 SUPPORTED_TEXT = ">=0.6.0,<0.7"
@@ -21,22 +20,10 @@ _EXTRA_HINT = (
 )
 
 
-def check_version():
+def check_version() -> str:
     """Import numba_cuda_mlir and check its version before touching any registry."""
-    try:
-        import numba_cuda_mlir
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"the numba-cuda-mlir backend needs numba-cuda-mlir {SUPPORTED_TEXT}, which is not "
-            f"installed ({exc}); {_EXTRA_HINT}"
-        ) from None
-    version = getattr(numba_cuda_mlir, "__version__", "0")
-    if not SUPPORTED[0] <= version_tuple(version) < SUPPORTED[1]:
-        raise UnsupportedBackendVersionError(
-            f"numba-cuda-mlir {version} is installed but cuda-coop needs numba-cuda-mlir "
-            f"{SUPPORTED_TEXT}; {_EXTRA_HINT}"
-        )
-    return version
+    return installed_version("numba_cuda_mlir", compiler=COMPILER_NAME, supported=SUPPORTED, supported_text=SUPPORTED_TEXT,
+                             hint=_EXTRA_HINT)
 
 
 TESTED = "0.6.0"  # the numba-cuda-mlir release this table was checked against
