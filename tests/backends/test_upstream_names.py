@@ -235,6 +235,31 @@ def test_verify_raises_a_named_error_once_per_entry(fake_module, monkeypatch):
     U.verify((fine,), **ARGS)
 
 
+def test_installed_version_names_a_missing_or_unsupported_compiler(monkeypatch):
+    """Both backends' check_version(): the compiler, its installed version, the supported
+    range and the install command, as BackendUnavailableError or UnsupportedBackendVersionError."""
+    from cuda.coop import BackendUnavailableError, UnsupportedBackendVersionError
+
+    args = dict(compiler="fakecc", supported=((1, 0, 0), (1, 1, 0)), supported_text=">=1.0,<1.1",
+                hint="pip install 'cuda-coop[fakecc]'")
+    monkeypatch.setitem(sys.modules, FAKE, None)  # import fails as if not installed
+    with pytest.raises(BackendUnavailableError) as info:
+        U.installed_version(FAKE, **args)
+    assert "fakecc>=1.0,<1.1, which is not installed" in str(info.value)
+    assert "pip install 'cuda-coop[fakecc]'" in str(info.value)
+
+    module = types.ModuleType(FAKE)
+    module.__version__ = "0.9.2"
+    monkeypatch.setitem(sys.modules, FAKE, module)
+    with pytest.raises(UnsupportedBackendVersionError) as info:
+        U.installed_version(FAKE, **args)
+    assert "fakecc 0.9.2 is installed, but cuda-coop needs fakecc>=1.0,<1.1" in str(info.value)
+    assert "pip install 'cuda-coop[fakecc]'" in str(info.value)
+
+    module.__version__ = "1.0.3rc1"
+    assert U.installed_version(FAKE, **args) == "1.0.3rc1"
+
+
 def test_verify_loaded_only_imports_nothing(monkeypatch):
     monkeypatch.setattr(U, "_checked", {})
     entry = UpstreamName("coop_fake_never_imported:thing", U.ATTRIBUTE, (), "x")

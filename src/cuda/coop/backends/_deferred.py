@@ -64,7 +64,9 @@ class DeferredActivation:
         registering a compiler twice, from two threads, gives one backend."""
         with DeferredActivation._instance_lock:
             if cls.__dict__.get("_instance") is None:
-                cls._instance = cls()
+                backend = cls()
+                backend._register()  # a refused registration leaves no instance behind
+                cls._instance = backend
             return cls._instance
 
     #: The backend's package: its ``_compat`` (version, private names) and ``hooks`` modules.
@@ -79,8 +81,6 @@ class DeferredActivation:
         self._failure = None
         self._ready_lock = threading.RLock()
         self._function_types: dict = {}
-        if self.package:
-            self._register()
 
     def _register(self):
         """What registering any backend does before its compiler compiles: pin the CUDA

@@ -76,10 +76,12 @@ def installed_version(package: str, *, compiler: str, supported: tuple, supporte
     """The installed version of ``package`` (the compiler's import name), or a named error:
     BackendUnavailableError when it does not import, UnsupportedBackendVersionError when its
     version is outside ``supported`` (``[min, max)``).  Called before any registry is touched."""
+    import importlib
+
     from .._errors import BackendUnavailableError, UnsupportedBackendVersionError
 
     try:
-        module = __import__(package)
+        module = importlib.import_module(package)
     except ImportError as exc:
         raise BackendUnavailableError(
             f"cuda-coop's {compiler} backend needs {compiler}{supported_text}, which is not installed "

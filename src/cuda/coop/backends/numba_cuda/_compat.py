@@ -70,10 +70,10 @@ _OTHERS = {"llvmlite": "llvmlite", "numba.core": "numba"}  # their own versions 
 
 def check_upstream_names(loaded_only: bool = False) -> None:
     """UnsupportedBackendVersionError when an entry of UPSTREAM is gone or changed (once per
-    process and entry).  ``loaded_only`` changes nothing here: ``import numba.cuda`` has
-    imported every module of the table (the same call as numba-cuda-mlir's)."""
+    process and entry).  ``loaded_only``: only entries whose module is imported already (the
+    backend registers with False: ``import numba.cuda`` has imported every module of the table)."""
     verify(UPSTREAM, compiler=COMPILER_NAME, version=check_version(), supported=SUPPORTED_TEXT, tested=TESTED,
-           others=_OTHERS)
+           others=_OTHERS, loaded_only=loaded_only)
 
 
 def upstream_problems(entries=None) -> list:
