@@ -414,8 +414,15 @@ def import_source(source: str, name: str):
 
 
 def timed_subprocess(code: str, env=None) -> dict:
-    """Run ``code`` as a script in a fresh interpreter; it prints one JSON line last."""
+    """Run ``code`` as a script in a fresh interpreter; it prints one JSON line last.
+
+    The child may read and write bytecode whatever this process's ``PYTHONDONTWRITEBYTECODE``
+    says: an installed cuda.coop has its bytecode (pip and conda compile it), and a child
+    that compiles cuda.coop's modules from source pays ~45 ms more on a first launch (the
+    H100 profile of 2026-12-06: 27 modules, 50 ms in ``compile``) that no user pays.
+    """
     full = dict(os.environ)
+    full.pop("PYTHONDONTWRITEBYTECODE", None)
     full.update(env or {})
     script = Path(tempfile.mkdtemp(prefix="coop-bench-script-")) / "latency.py"
     script.write_text(code)
@@ -479,6 +486,10 @@ def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, rep
         return {}
     coop = "from cuda import coop"
     code_template = for_compiler(code_template, compiler)
+    # Untimed: writes the bytecode of cuda.coop and the compiler, so the first timed child
+    # (cold) does not pay for it either (see timed_subprocess).
+    timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel),
+                     {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")})
     rounds: dict = {"cold": [], "warm_disk_cache": [], "without_coop": []}
     for _ in range(max(1, repeat)):
         env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-bench-cache-")}

@@ -90,6 +90,18 @@ def test_compile_latency_rounds_get_their_own_cache_and_report_medians(common, m
 
 
 @pytest.mark.unit
+def test_latency_children_use_bytecode_as_an_installed_package_does(common, monkeypatch, tmp_path):
+    # A development shell that sets PYTHONDONTWRITEBYTECODE would otherwise make every fresh
+    # process compile cuda.coop from source (~45 ms of an H100's warm first launch).
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    (tmp_path / "probe_module.py").write_text("VALUE = 1\n")
+    code = (f"import json, sys; sys.path.insert(0, {str(tmp_path)!r}); import probe_module\n"
+            "print(json.dumps({'dont_write_bytecode': sys.flags.dont_write_bytecode}))\n")
+    assert common.timed_subprocess(code)["dont_write_bytecode"] == 0
+    assert list((tmp_path / "__pycache__").glob("probe_module.*.pyc"))
+
+
+@pytest.mark.unit
 def test_for_compiler_swaps_the_compiler_import_or_refuses(common):
     source = "import numpy\nfrom numba_cuda_mlir import cuda\n@cuda.jit\ndef k(): pass\n"
     assert common.for_compiler(source, "numba-cuda-mlir") == source
