@@ -130,3 +130,43 @@ def test_nvfp8_off_removes_only_the_8_bit_float_constants():
     # CCCL 3 drops them all; CCCL 2.8's CUB includes cuda_fp8.h with bfloat16 whatever the
     # macro, so only libcu++'s share goes there.
     assert len(fp8_without) < len(fp8_with), "the macros removed nothing: did CCCL rename them?"
+
+
+@pytest.mark.compile
+def test_the_pinned_cccl_skips_unused_ptx_wrappers_by_their_guards():
+    """Each skipped wrapper still exists under the guard its define names: a renamed guard
+    would make the define do nothing (the compile-latency gain lost without a sign), and a
+    CCCL outside PTX_WRAPPERS_SKIPPED_FOR (new pins) must have its headers read again."""
+    from cuda.coop.core.build import UNUSED_PTX_WRAPPERS, skipped_ptx_wrappers
+    from cuda.coop.core.toolchain import toolchain
+
+    tc = toolchain()
+    assert skipped_ptx_wrappers(tc.cccl_version), (
+        f"CCCL {tc.cccl_version_str} is not in PTX_WRAPPERS_SKIPPED_FOR: read which <cuda/ptx> wrappers "
+        "its CUB and libcu++ call, then add it")
+    root = next(Path(d) for d in tc.include_dirs if (Path(d) / "cuda/ptx").is_file())
+    for name in UNUSED_PTX_WRAPPERS:
+        header = root / "cuda/__ptx/instructions" / f"{name.lower()}.h"
+        if not header.is_file():  # CCCL 2.8 has no ld/st/exit/trap wrappers yet
+            continue
+        assert re.search(rf"#ifndef _CUDA_PTX_{name}_H_\b", header.read_text()), header
+    assert skipped_ptx_wrappers((3, 9, 0)) == ()
+
+
+@pytest.mark.compile
+def test_skipping_unused_ptx_wrappers_leaves_the_ptx_unchanged():
+    """Every family's headers and six families' providers compile with the wrappers skipped
+    (so no family calls one) to the same PTX as with them."""
+    from cuda.coop.core.build import NVRTC_OPTIONS, skipped_ptx_wrappers
+    from cuda.coop.core.cpp import render_translation_unit
+    from cuda.coop.core.toolchain import toolchain
+    from cuda.coop.ops._registry import all_headers
+
+    tc = toolchain()
+    source = render_translation_unit(_providers(), headers=all_headers())
+    base = [o for o in NVRTC_OPTIONS if o != "-dlto"]
+    rest = ["-arch=sm_90", *[f"-I{d}" for d in tc.include_dirs]]
+    with_wrappers = _ptx(source, [*base, *rest])
+    without = _ptx(source, [*base, *skipped_ptx_wrappers(tc.cccl_version), *rest])
+    assert len(with_wrappers) > 1000
+    assert without == with_wrappers
