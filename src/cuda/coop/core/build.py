@@ -130,7 +130,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     # header digest); leaving them out keeps keys stable across install locations.
     key = hashlib.sha256("\n".join([
         f"schema={SCHEMA}", f"abi={PROVIDER_ABI_VERSION}", f"cuda-coop={__version__}",
-        f"arch={arch}", tc.identity(), *NVRTC_OPTIONS, *skipped_ptx_wrappers(tc.cccl_version),
+        f"arch={arch}", tc.identity(), *(o for o in options if not o.startswith(("-arch=", "-I"))),
         COMPAT_HEADER_SOURCE, source,
         # Checked mode shows in the source too; naming it keeps the two apart by design.
         # Unchecked keys stay what they were, so existing cache entries still hit.
