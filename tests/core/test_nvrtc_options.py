@@ -170,3 +170,59 @@ def test_skipping_unused_ptx_wrappers_leaves_the_ptx_unchanged():
     without = _ptx(source, [*base, *skipped_ptx_wrappers(tc.cccl_version), *rest])
     assert len(with_wrappers) > 1000
     assert without == with_wrappers
+
+
+@pytest.mark.unit
+def test_bfloat16_is_compiled_out_only_where_the_unit_never_names_it():
+    from cuda.coop._dtypes import _CXX
+    from cuda.coop.core.build import BF16_CXX_NAME, BF16_OFF, _options, unused_type_options
+
+    assert BF16_CXX_NAME == _CXX["bfloat16"]
+    assert unused_type_options("using T = float;") == BF16_OFF
+    assert unused_type_options("using T = __nv_bfloat16;") == ()
+    assert unused_type_options("__nv_bfloat162 pair;") == ()
+    assert unused_type_options(None) == ()
+    assert set(BF16_OFF) <= set(_options("sm_90", (), (3, 0, 1), "using T = int;"))
+    assert not set(BF16_OFF) & set(_options("sm_90", (), (3, 0, 1), "using T = __nv_bfloat16;"))
+
+
+@pytest.mark.compile
+def test_cccl_still_reads_the_bfloat16_switch():
+    """BF16_OFF only saves time while libcu++ asks for the macro before including cuda_bf16.h;
+    a renamed macro would leave bfloat16 compiled in without a sign."""
+    from cuda.coop.core.build import BF16_OFF
+    from cuda.coop.core.toolchain import toolchain
+
+    macro = BF16_OFF[0].removeprefix("-D")
+    header = next((Path(d) / "cuda/std/__cccl/extended_data_types.h" for d in toolchain().include_dirs
+                   if (Path(d) / "cuda/std/__cccl/extended_data_types.h").is_file()), None)
+    assert header is not None
+    assert f"!defined({macro})" in header.read_text(), header
+
+
+@pytest.mark.compile
+def test_bfloat16_off_removes_only_the_bfloat16_constants():
+    """A unit without bfloat16 (every family's headers, six families' providers) compiles to the
+    same PTX with bfloat16 off, but for the numeric_limits and CUB trait constants of bfloat16
+    (and, under CCCL 2.8, of the 8-bit floats whose traits CUB guards with bfloat16)."""
+    from cuda.coop.core.build import BF16_CXX_NAME, BF16_OFF, NVRTC_OPTIONS
+    from cuda.coop.core.cpp import render_translation_unit
+    from cuda.coop.core.toolchain import toolchain
+    from cuda.coop.ops._registry import all_headers
+
+    source = render_translation_unit(_providers(), headers=all_headers())
+    assert BF16_CXX_NAME not in source
+    base = [o for o in NVRTC_OPTIONS if o != "-dlto"]
+    rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
+    with_bf16 = _ptx(source, [*base, *rest])
+    without = _ptx(source, [*base, *BF16_OFF, *rest])
+    extended = re.compile(r"__nv_bfloat16|__nv_fp[864]")
+
+    def split(ptx):
+        return ([line for line in ptx if not extended.search(line)],
+                [line for line in ptx if extended.search(line)])
+
+    (rest_with, bf16_with), (rest_without, bf16_without) = split(with_bf16), split(without)
+    assert rest_with == rest_without
+    assert not any("__nv_bfloat16" in line for line in bf16_without)
+    assert len(bf16_without) < len(bf16_with), "the macro removed nothing: did CCCL rename it?"

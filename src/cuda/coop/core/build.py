@@ -39,11 +39,11 @@ _log = logging.getLogger(__name__)  # "cuda.coop.core.build", under the package'
 if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.coop").handlers):
     logging.getLogger("cuda.coop").addHandler(logging.NullHandler())
 
-# float16 and bfloat16 stay compiled in (CCCL includes cuda_fp16.h / cuda_bf16.h
-# itself): payloads use both, and disabling them costs correctness, not just types:
-# with both compiled out, CCCL 2.8/3.0 enable their SIMD ThreadReduce path for every
+# float16 stays compiled in (CCCL includes cuda_fp16.h itself): with float16 and
+# bfloat16 both compiled out, CCCL 2.8/3.0 enable their SIMD ThreadReduce path for every
 # type (an #if chain without an #else in thread_reduce.cuh), which reaches an
-# assert(false) stub.  Keeping bfloat16 costs no measurable NVRTC time.
+# assert(false) stub.  bfloat16 is compiled out only of a translation unit that never
+# names it (BF16_OFF, below).
 #
 # _CCCL_META_UNROLL_LIMIT=10: libcu++'s type-list header unrolls its metafunctions
 # with preprocessor repetition up to this count, 10 under NVCC and 16 under every
@@ -111,8 +111,28 @@ def skipped_ptx_wrappers(cccl_version) -> tuple:
     return tuple(f"-D_CUDA_PTX_{name}_H_" for name in UNUSED_PTX_WRAPPERS)
 
 
-def _options(arch: str, include_dirs, cccl_version=()) -> list:
-    return [*NVRTC_OPTIONS, *skipped_ptx_wrappers(cccl_version), f"-arch={arch}", *[f"-I{d}" for d in include_dirs]]
+# bfloat16 off where the translation unit never names it: cuda_bf16.h and CUB's and
+# libcu++'s bfloat16 traits and operator overloads are about 5 % of NVRTC's front end on a
+# cold load/store kernel (0.405 s -> 0.383 s, CUDA 13.0, 2-core machine; the cold first
+# compile over a plain kernel went from 0.562 s to 0.525 s there), and a kernel
+# without a bfloat16 payload, array or field never instantiates them.  float16 stays
+# (see above); NVFP8 is off already.  The same macro in CCCL 2.8 and 3.0.  The code of
+# such a unit is the same (tests/core/test_nvrtc_options.py compares the PTX).  The
+# precompiled-header compiles keep bfloat16: one prelude serves every kernel of the
+# process, bfloat16 or not.
+BF16_OFF = ("-DCCCL_DISABLE_BF16_SUPPORT",)
+BF16_CXX_NAME = "__nv_bfloat16"  # _dtypes._CXX["bfloat16"]; the name of __nv_bfloat162 contains it
+
+
+def unused_type_options(source) -> tuple:
+    """The ``-D`` options that compile out the extended float types ``source`` never names
+    (None: a source not known yet, which keeps them all)."""
+    return () if source is None or BF16_CXX_NAME in source else BF16_OFF
+
+
+def _options(arch: str, include_dirs, cccl_version=(), source=None) -> list:
+    return [*NVRTC_OPTIONS, *skipped_ptx_wrappers(cccl_version), *unused_type_options(source),
+            f"-arch={arch}", *[f"-I{d}" for d in include_dirs]]
 
 
 def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResult:
@@ -125,7 +145,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     """
     tc = toolchain()
     source = render_translation_unit(providers)
-    options = _options(arch, tc.include_dirs, tc.cccl_version)
+    options = _options(arch, tc.include_dirs, tc.cccl_version, source)
     # Include paths are covered by the toolchain identity (CCCL version and version
     # header digest); leaving them out keeps keys stable across install locations.
     key = hashlib.sha256("\n".join([
@@ -211,8 +231,9 @@ def _compile_with_pch(providers, source: str, options, key: str, prelude_headers
             if callable(prelude_headers):
                 prelude_headers = prelude_headers()
             pch_source = render_translation_unit(providers, headers=prelude_headers)
+            pch_options = [o for o in options if o not in BF16_OFF]  # one PCH for every kernel
             try:
-                return _nvrtc_compile(pch_source, [*options, *_pch.options()], key), True
+                return _nvrtc_compile(pch_source, [*pch_options, *_pch.options()], key), True
             except ProviderCompileError:
                 # A prelude header that this CCCL cannot compile under NVRTC: fall back
                 # to the kernel's own headers for the rest of the process.
