@@ -202,15 +202,27 @@ def test_cccl_still_reads_the_bfloat16_switch():
 
 @pytest.mark.compile
 def test_bfloat16_off_removes_only_the_bfloat16_constants():
-    """A unit without bfloat16 (every family's headers, six families' providers) compiles to the
-    same PTX with bfloat16 off, but for the numeric_limits and CUB trait constants of bfloat16
-    (and, under CCCL 2.8, of the 8-bit floats whose traits CUB guards with bfloat16)."""
+    """A unit without bfloat16 (every family's headers, six families' providers and three
+    float16 ones; the float16 scan's thread reduction takes CUB's SIMD path, which the
+    bfloat16 switch also steers) compiles to the same PTX with bfloat16 off, but for the
+    numeric_limits and CUB trait constants of bfloat16 (and, under CCCL 2.8, of the 8-bit
+    floats whose traits CUB guards with bfloat16)."""
+    from cuda.coop.core import spec
     from cuda.coop.core.build import BF16_CXX_NAME, BF16_OFF, NVRTC_OPTIONS
-    from cuda.coop.core.cpp import render_translation_unit
+    from cuda.coop.core.cpp import make_provider, render_translation_unit
     from cuda.coop.core.toolchain import toolchain
     from cuda.coop.ops._registry import all_headers
+    from cuda.coop.ops.radix import plan_radix_sort_keys
+    from cuda.coop.ops.reduce import plan_sum
+    from cuda.coop.ops.scan import plan_exclusive_sum
 
-    source = render_translation_unit(_providers(), headers=all_headers())
+    launch = spec.LaunchFacts(block=(128, 1, 1), cc=(9, 0))
+    f16 = np.dtype("float16")
+    halves = [make_provider(plan, launch) for plan in (
+        plan_sum(spec.GroupArg("block"), spec.PayloadArg(f16, 8)),
+        plan_exclusive_sum(spec.GroupArg("block"), spec.PayloadArg(f16, 4)),
+        plan_radix_sort_keys(spec.GroupArg("block"), spec.PayloadArg(f16, 4)))]
+    source = render_translation_unit([*_providers(), *halves], headers=all_headers())
     assert BF16_CXX_NAME not in source
     base = [o for o in NVRTC_OPTIONS if o != "-dlto"]
     rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
@@ -224,5 +236,6 @@ def test_bfloat16_off_removes_only_the_bfloat16_constants():
 
     (rest_with, bf16_with), (rest_without, bf16_without) = split(with_bf16), split(without)
     assert rest_with == rest_without
+    assert any("f16x2" in line for line in rest_with), "the float16 scan no longer takes the SIMD path"
     assert not any("__nv_bfloat16" in line for line in bf16_without)
     assert len(bf16_without) < len(bf16_with), "the macro removed nothing: did CCCL rename it?"
