@@ -102,6 +102,22 @@ def _ptx(source, options):
         nvrtc.nvrtcDestroyProgram(prog)
 
 
+def _ptx_with_and_without(source, base, switch, names):
+    """``source`` compiled to PTX with ``base`` options, then with ``switch`` added; each as
+    (the lines that match none of ``names``, the lines that match one).  PTX rather than
+    LTO-IR (-dlto), which is bitcode and cannot be compared line by line."""
+    from cuda.coop.core.toolchain import toolchain
+
+    rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
+    base = [o for o in base if o != "-dlto"]
+    pattern = re.compile(names)
+
+    def split(ptx):
+        return ([line for line in ptx if not pattern.search(line)], [line for line in ptx if pattern.search(line)])
+
+    return split(_ptx(source, [*base, *rest])), split(_ptx(source, [*base, *switch, *rest]))
+
+
 @pytest.mark.compile
 def test_nvfp8_off_removes_only_the_8_bit_float_constants():
     """Every family's headers and six families' providers compiled to PTX with and without
@@ -109,23 +125,12 @@ def test_nvfp8_off_removes_only_the_8_bit_float_constants():
     8-, 6- and 4-bit float types, and the macros removed some (so they still act)."""
     from cuda.coop.core.build import NVRTC_OPTIONS
     from cuda.coop.core.cpp import render_translation_unit
-    from cuda.coop.core.toolchain import toolchain
     from cuda.coop.ops._registry import all_headers
 
     assert set(NVFP8_OFF) <= set(NVRTC_OPTIONS)
     source = render_translation_unit(_providers(), headers=all_headers())
-    # PTX instead of LTO-IR (-dlto), which is bitcode and cannot be compared line by line.
-    base = [o for o in NVRTC_OPTIONS if o not in NVFP8_OFF and o != "-dlto"]
-    rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
-    with_fp8 = _ptx(source, [*base, *rest])
-    without = _ptx(source, [*base, *NVFP8_OFF, *rest])
-    small_floats = re.compile(r"__nv_fp[864]|fp8|fp6|fp4")
-
-    def split(ptx):
-        return ([line for line in ptx if not small_floats.search(line)],
-                [line for line in ptx if small_floats.search(line)])
-
-    (rest_with, fp8_with), (rest_without, fp8_without) = split(with_fp8), split(without)
+    (rest_with, fp8_with), (rest_without, fp8_without) = _ptx_with_and_without(
+        source, [o for o in NVRTC_OPTIONS if o not in NVFP8_OFF], NVFP8_OFF, r"__nv_fp[864]|fp8|fp6|fp4")
     assert rest_with == rest_without
     # CCCL 3 drops them all; CCCL 2.8's CUB includes cuda_fp8.h with bfloat16 whatever the
     # macro, so only libcu++'s share goes there.
@@ -210,7 +215,6 @@ def test_bfloat16_off_removes_only_the_bfloat16_constants():
     from cuda.coop.core import spec
     from cuda.coop.core.build import BF16_CXX_NAME, BF16_OFF, NVRTC_OPTIONS
     from cuda.coop.core.cpp import make_provider, render_translation_unit
-    from cuda.coop.core.toolchain import toolchain
     from cuda.coop.ops._registry import all_headers
     from cuda.coop.ops.radix import plan_radix_sort_keys
     from cuda.coop.ops.reduce import plan_sum
@@ -224,17 +228,8 @@ def test_bfloat16_off_removes_only_the_bfloat16_constants():
         plan_radix_sort_keys(spec.GroupArg("block"), spec.PayloadArg(f16, 4)))]
     source = render_translation_unit([*_providers(), *halves], headers=all_headers())
     assert BF16_CXX_NAME not in source
-    base = [o for o in NVRTC_OPTIONS if o != "-dlto"]
-    rest = ["-arch=sm_90", *[f"-I{d}" for d in toolchain().include_dirs]]
-    with_bf16 = _ptx(source, [*base, *rest])
-    without = _ptx(source, [*base, *BF16_OFF, *rest])
-    extended = re.compile(r"__nv_bfloat16|__nv_fp[864]")
-
-    def split(ptx):
-        return ([line for line in ptx if not extended.search(line)],
-                [line for line in ptx if extended.search(line)])
-
-    (rest_with, bf16_with), (rest_without, bf16_without) = split(with_bf16), split(without)
+    (rest_with, bf16_with), (rest_without, bf16_without) = _ptx_with_and_without(
+        source, NVRTC_OPTIONS, BF16_OFF, r"__nv_bfloat16|__nv_fp[864]")
     assert rest_with == rest_without
     assert any("f16x2" in line for line in rest_with), "the float16 scan no longer takes the SIMD path"
     assert not any("__nv_bfloat16" in line for line in bf16_without)
