@@ -67,6 +67,8 @@ def is_movable(dt) -> bool:
     return is_supported(dt) or is_complex(dt)
 
 
+BFLOAT16_CXX_NAME = "__nv_bfloat16"  # also what the translation units are searched for (core/build.py)
+
 _CXX = {
     "int8": "signed char",
     "int16": "short",
@@ -77,7 +79,7 @@ _CXX = {
     "uint32": "unsigned int",
     "uint64": "unsigned long long",
     "float16": "__half",
-    "bfloat16": "__nv_bfloat16",
+    "bfloat16": BFLOAT16_CXX_NAME,
     "float32": "float",
     "float64": "double",
     "complex64": "cuda_coop_complex64",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .records import record
 from .. import _env
+from .._dtypes import BFLOAT16_CXX_NAME as BF16_CXX_NAME  # the name of __nv_bfloat162 contains it
 from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
@@ -121,7 +122,6 @@ def skipped_ptx_wrappers(cccl_version) -> tuple:
 # precompiled-header compiles keep bfloat16: one prelude serves every kernel of the
 # process, bfloat16 or not.
 BF16_OFF = ("-DCCCL_DISABLE_BF16_SUPPORT",)
-BF16_CXX_NAME = "__nv_bfloat16"  # _dtypes._CXX["bfloat16"]; the name of __nv_bfloat162 contains it
 
 
 def unused_type_options(source) -> tuple:
@@ -153,7 +153,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
         f"arch={arch}", tc.identity(), *(o for o in options if not o.startswith(("-arch=", "-I"))),
         COMPAT_HEADER_SOURCE, source,
         # Checked mode shows in the source too; naming it keeps the two apart by design.
-        # Unchecked keys stay what they were, so existing cache entries still hit.
+        # Unchecked units add nothing here.
         *(["checked=1"] if any(p.plan.checked for p in providers) else []),
     ]).encode()).hexdigest()
     _maybe_dump(key, source)
