@@ -60,7 +60,7 @@ def install() -> None:
     from . import _compat_launch as C
 
     C.install_launch_hook(uses_coop, no_device_error, check_arguments, shared_memory_limit_error)
-    C.install_launch_shape_check(check_launch_block)  # kernel[grid, block]: the block at the launch line
+    C.install_configure_hook(check_launch_block, uses_coop)  # kernel[grid, block]: the block checked, repeats cheap
     C.install_array_key_fix()  # PyTorch tensors and DLPack objects in cooperative launches
     if "torch" in sys.modules:
         C.install_torch_bfloat16_typeof()
