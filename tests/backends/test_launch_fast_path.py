@@ -206,7 +206,8 @@ def test_repeat_configures_stay_right_across_blocks_streams_and_recompiles():
     recompile()."""
     from numba_cuda_mlir import cuda
 
-    kernel = module_from_source(SOURCE, "numba-cuda-mlir").copy
+    # A module of its own: the configured launches it leaves behind are not the other tests'.
+    kernel = module_from_source(SOURCE + "\n# repeat-configure test\n", "numba-cuda-mlir").copy
     rng = np.random.default_rng(11)
     stream = cuda.stream()
     plan = [(64, None), (128, None), (64, stream), (128, None), (64, None), ("recompile", None),
