@@ -110,21 +110,6 @@ def test_array_views_are_made_once_per_array_and_stream():
     assert third[0] is not first[0] and third[0].stream is a.stream and a.builds == 2
 
 
-COOP_SOURCE = """
-@cuda.jit
-def scaled(src, dst):
-    block = coop.this_block()
-    items = coop.ThreadData(4)
-    coop.load(block, src, items, algorithm="striped")
-    coop.store(block, dst, items, algorithm="striped")
-
-
-@cuda.jit
-def plain_copy(src, dst):
-    dst[cuda.threadIdx.x] = src[cuda.threadIdx.x]
-"""
-
-
 @pytest.mark.unit
 def test_repeat_configure_returns_upstreams_configured_launch():
     """``kernel[grid, block]`` needs no GPU: the shortcut is checked against upstream's own
@@ -135,8 +120,10 @@ def test_repeat_configure_returns_upstreams_configured_launch():
     from numba_cuda_mlir.numba_cuda.core.errors import NumbaPerformanceWarning
 
     upstream_configure = descriptor.MLIRDispatcher.configure.__wrapped__
-    ns = module_from_source(COOP_SOURCE, "numba-cuda-mlir")
-    kernel = ns.scaled
+    # A module of its own (SOURCE is defined below, read at call time): the GPU tests'
+    # kernels keep their own configured launches.
+    ns = module_from_source(SOURCE + "\n# configure test\n", "numba-cuda-mlir")
+    kernel = ns.copy
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         first = kernel[1, 128]
@@ -164,7 +151,7 @@ def test_repeat_configure_returns_upstreams_configured_launch():
         assert fourth is not third and fourth._launch_config_generation == kernel._launch_config_generation
         assert kernel[1, 128] is fourth
         # Kernels without cuda.coop keep upstream's configure alone.
-        plain = ns.plain_copy
+        plain = ns.plain
         plain[1, 128]
         plain._mark_requires_launch_config()
         plain[1, 128]
