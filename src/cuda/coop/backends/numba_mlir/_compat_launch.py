@@ -45,7 +45,7 @@ class ArrayView:
     interface (and ``dtype``, read for record and datetime arrays) as plain attributes.
 
     The launcher asks a ``DeviceNDArray`` for ``__cuda_array_interface__`` twice per launch
-    (is it an array? then its fields), and each time the property builds a new dict: 1.4 us
+    (is it an array? then its fields), and each time the property builds a new dict: 1.4-1.8 us
     per array per launch on the 2-core machine.  A device array's pointer, shape, strides
     and dtype are fixed when it is made, so its view is made once and kept on the array;
     a new ``stream`` (the one mutable field) makes a new view.
