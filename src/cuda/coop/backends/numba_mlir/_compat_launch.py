@@ -44,11 +44,11 @@ class ArrayView:
     """A numba-cuda-mlir device array as the native launcher reads it: its CUDA array
     interface (and ``dtype``, read for record and datetime arrays) as plain attributes.
 
-    The launcher asks a ``DeviceNDArray`` for ``__cuda_array_interface__`` twice per launch
-    (is it an array? then its fields), and each time the property builds a new dict: 1.4-1.8 us
-    per array per launch on the 2-core machine.  A device array's pointer, shape, strides
-    and dtype are fixed when it is made, so its view is made once and kept on the array;
-    a new ``stream`` (the one mutable field) makes a new view.
+    The launcher reads a ``DeviceNDArray``'s ``__cuda_array_interface__`` at every launch
+    (and once more to classify it, the first time it meets those argument types), and each
+    read builds a new dict: 1.4-1.8 us per array on the 2-core machine.  A device array's
+    pointer, shape, strides and dtype are fixed when it is made, so its view is made once
+    and kept on the array; a new ``stream`` (the one mutable field) makes a new view.
     """
 
     __slots__ = ("__cuda_array_interface__", "dtype", "stream")
