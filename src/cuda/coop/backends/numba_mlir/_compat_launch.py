@@ -446,10 +446,9 @@ def install_configure_hook(check, is_cooperative):
                 entry = configured.get(key) if key is not None else None
             except TypeError:  # an unhashable stream: upstream's error names it
                 key = entry = None
-            if entry is not None:
-                if entry[1] == self._launch_config_generation and entry[2] is self._c and not self.extensions:
-                    return entry[0]
-                configured.clear()  # recompiled: drop the old configured launches (and their modules)
+            if (entry is not None and entry[1] == self._launch_config_generation and entry[2] is self._c
+                    and not self.extensions):
+                return entry[0]
         check(self, blockdim)
         marshaller = original(self, griddim, blockdim, *args, **kwargs)
         if configured is None:
