@@ -61,8 +61,9 @@ def test_processes_compiling_at_once_share_one_entry(tmp_path, processes):
     assert len({r["key"] for r in reports}) == 1
     assert len({json.dumps(r["layouts"], sort_keys=True) for r in reports}) == 1
     assert all(r["stats"]["corrupt"] == 0 for r in reports)
-    entries = [str(p) for p in cache_dir.rglob("*") if p.is_file()]
+    entries = [str(p) for p in (cache_dir / "providers").rglob("*") if p.is_file()]
     assert entries == [reports[0]["path"]], entries  # no temporaries left either
+    assert [p.name.split("-")[0] for p in (cache_dir / "notes").iterdir()] == ["compiled"]  # core/pch.py
     # And the entry is good: a fresh process reads it from disk.
     start2 = tmp_path / "start2"
     start2.touch()

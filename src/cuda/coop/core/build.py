@@ -8,12 +8,9 @@ those globals appear as initialized constants.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import logging
-import os
 import re
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -25,9 +22,10 @@ from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
 from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, render_translation_unit
+from .pch import PrecompiledHeader
 from .toolchain import toolchain
 
-__all__ = ["BuildResult", "build_providers", "NVRTC_OPTIONS", "arch_for_cc"]
+__all__ = ["BuildResult", "build_providers", "start_precompiled_header", "NVRTC_OPTIONS", "arch_for_cc"]
 
 ISSUES_URL = "https://github.com/cuda-coop/cuda-coop/issues"
 
@@ -138,10 +136,9 @@ def _options(arch: str, include_dirs, cccl_version=(), source=None) -> list:
 def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResult:
     """Compile ``providers`` into one LTO-IR for ``arch`` (or take it from the cache).
 
-    ``prelude_headers``: the headers of every family, in a fixed order, for NVRTC's
-    precompiled header (one PCH then serves every kernel of the process); the backend
-    passes the registry's, or a function that returns them (called only when a PCH is
-    built, so a cache hit imports no other family).  None: the providers' own headers.
+    ``prelude_headers``: every family's headers, in a fixed order (``ops/_prelude.py``),
+    for NVRTC's precompiled header: one PCH then serves every kernel of the process.
+    None: the providers' own headers, and no PCH.
     """
     tc = toolchain()
     source = render_translation_unit(providers)
@@ -164,7 +161,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
         return BuildResult(key, entry.payload, entry.layouts, source, origin, entry.nvrtc_seconds)
     _log.debug("provider cache miss: %d providers for %s, key %s", len(providers), arch, key[:16])
     t0 = time.perf_counter()
-    ltoir, used_pch = _compile_with_pch(providers, source, options, key, prelude_headers)
+    ltoir, used_pch = _compile_with_pch(providers, source, options, arch, key, prelude_headers)
     nvrtc_seconds = time.perf_counter() - t0
     _log.info("NVRTC compiled %d providers for %s in %.3f s (%s), key %s", len(providers), arch,
               nvrtc_seconds, "with PCH" if used_pch else "without PCH", key[:16])
@@ -182,66 +179,51 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     return BuildResult(key, ltoir, layouts, source, "compiled", nvrtc_seconds)
 
 
-class _PchState:
-    """NVRTC's precompiled headers, shared by the compiles of this process.
-
-    Parsing the CUB headers is most of an NVRTC compile (~0.6 s); with a PCH a
-    later compile takes ~0.25 s.  NVRTC cannot reuse a PCH across processes (it
-    records the address of its PCH heap, which differs per process: warning
-    20282-D), and creating one costs ~0.7 s extra,
-    so the first compile of a process runs without it (the cold path users see
-    most) and later compiles use one canonical prelude: every family's headers,
-    in a fixed order, so one PCH serves every kernel.  ``CUDA_COOP_NVRTC_PCH=0``
-    turns it off; ``=1`` uses it from the first compile.
-    """
-
-    def __init__(self):
-        self.compiles = 0
-        self.directory = None
-        self.failed = False
-        self.heap_set = False
-
-    def wanted(self) -> bool:
-        setting = os.environ.get("CUDA_COOP_NVRTC_PCH", "auto").strip().lower()
-        if self.failed or setting in ("0", "false", "no", "off"):
-            return False
-        return setting in ("1", "true", "yes", "on") or self.compiles >= 1
-
-    def options(self) -> list:
-        from cuda.bindings import nvrtc
-
-        if self.directory is None:
-            self.directory = tempfile.mkdtemp(prefix="cuda-coop-pch-")
-            atexit.register(shutil.rmtree, self.directory, True)
-        if not self.heap_set:
-            # The default 256 MiB heap is too small for the CUB headers (#639-D).
-            nvrtc.nvrtcSetPCHHeapSize(_PCH_HEAP_BYTES)
-            self.heap_set = True
-        return ["--pch", f"--pch-dir={self.directory}", "--pch-messages=false"]
+pch = PrecompiledHeader()
 
 
-_PCH_HEAP_BYTES = 512 << 20
-_pch = _PchState()
+def _pch_options(arch: str) -> list:
+    """The NVRTC options of every PCH compile for ``arch``: bfloat16 kept, so that one
+    prelude serves every kernel of the process, bfloat16 or not."""
+    tc = toolchain()
+    return _options(arch, tc.include_dirs, tc.cccl_version)
 
 
-def _compile_with_pch(providers, source: str, options, key: str, prelude_headers=None) -> tuple:
+def start_precompiled_header(arch: str, prelude_headers, *, cooperative: bool, reason: str) -> bool:
+    """At a process's first kernel compile: build NVRTC's precompiled header for ``arch``
+    in the background if the process is certain to compile providers (core/pch.py).
+    The backends call it before the compiler initializes; True when a build started."""
+    options = _pch_options(arch)
+    source = render_translation_unit([], headers=prelude_headers) + PCH_PRELUDE_ANCHOR
+
+    def compile_prelude(pch_options):
+        _nvrtc_compile(source, [*options, *pch_options], "pch-prelude")
+
+    return pch.start_early(toolchain().identity(), arch, tuple(options), compile_prelude,
+                           cooperative=cooperative, reason=reason)
+
+
+# NVRTC creates the PCH where the first declaration follows the headers; a translation
+# unit of headers alone has none.
+PCH_PRELUDE_ANCHOR = "\n__device__ int cuda_coop_pch_anchor;\n"
+
+
+def _compile_with_pch(providers, source: str, options, arch: str, key: str, prelude_headers) -> tuple:
     """(LTO-IR, whether NVRTC's precompiled headers were used)."""
     try:
-        if _pch.wanted():
-            if callable(prelude_headers):
-                prelude_headers = prelude_headers()
+        pch_options = [o for o in options if o not in BF16_OFF]  # one PCH for every kernel
+        if prelude_headers is not None and pch.wanted(tuple(pch_options)):
             pch_source = render_translation_unit(providers, headers=prelude_headers)
-            pch_options = [o for o in options if o not in BF16_OFF]  # one PCH for every kernel
             try:
-                return _nvrtc_compile(pch_source, [*pch_options, *_pch.options()], key), True
+                return _nvrtc_compile(pch_source, [*pch_options, *pch.nvrtc_options()], key), True
             except ProviderCompileError:
                 # A prelude header that this CCCL cannot compile under NVRTC: fall back
                 # to the kernel's own headers for the rest of the process.
-                _pch.failed = True
+                pch.failed = True
                 _log.info("NVRTC precompiled headers failed; compiling without them for this process")
         return _nvrtc_compile(source, options, key), False
     finally:
-        _pch.compiles += 1
+        pch.compiled(toolchain().identity(), arch)
 
 
 def _maybe_dump(key: str, source: str) -> None:

@@ -24,6 +24,7 @@ from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import StorageUse, explicit_size_error, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
+from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
 from .._link_cache import note_provider_ltoir
@@ -88,7 +89,7 @@ def _site() -> tuple:
 
 
 def _build(provider, cc):
-    build = build_providers([provider], arch_for_cc(cc), prelude_headers=_all_headers)
+    build = build_providers([provider], arch_for_cc(cc), prelude_headers=PRELUDE_HEADERS)
     item = _LTOIR_OBJECTS.get(build.key)
     if item is None:
         note_provider_ltoir(build.ltoir)
@@ -283,14 +284,6 @@ def _lower_operation(context, builder, sig, args, op_spec):
     if isinstance(plan.result, spec.TupleResult):
         return context.make_tuple(builder, sig.return_type, values)
     return values[0]
-
-
-def _all_headers():
-    # Every family's headers, for the precompiled header of the process's second NVRTC
-    # compile: only then are the other families imported.
-    from ...ops._registry import all_headers
-
-    return all_headers()
 
 
 def register_operation(op_spec):

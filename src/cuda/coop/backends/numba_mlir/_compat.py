@@ -123,6 +123,26 @@ def refresh_registries_if_needed(typing=True):
         refresh_registries(typing=typing, include_uninitialized_cuda=False)
 
 
+def compiler_initialized() -> bool:
+    """Whether numba-cuda-mlir's typing and target contexts exist: a process's first
+    compile creates them (0.5-2 s), whatever the kernel."""
+    from numba_cuda_mlir.descriptor import mlir_target
+
+    return bool(getattr(mlir_target, "_typingctx_initialized", True)
+                and getattr(mlir_target, "_targetctx_initialized", True))
+
+
+def launch_chip(dispatcher) -> str | None:
+    """The target a launch of ``dispatcher`` compiles for (``"sm_90"``), as numba-cuda-mlir
+    resolves it (its ``chip=`` option, else the current device), or None without a device."""
+    from numba_cuda_mlir.tools import resolve_gpu_target
+
+    try:
+        return resolve_gpu_target(dict(getattr(dispatcher, "targetoptions", {}) or {}))["chip"]
+    except Exception:  # noqa: BLE001 - no driver or device: the launch reports it
+        return None
+
+
 @contextlib.contextmanager
 def one_registry_refresh():
     """numba-cuda-mlir's extension decorators without their own registry refresh, on this thread.

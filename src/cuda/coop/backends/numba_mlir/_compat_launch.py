@@ -242,7 +242,7 @@ def launcher_used(marshaller, ready, normalize_sharedmem=lambda value: int(value
     return None
 
 
-def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_limit_error=None):
+def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_limit_error=None, first_launch=None):
     """Wrap ``descriptor._ArgMarshaller.__call__`` (what ``kernel[grid, block](...)`` calls).
 
     1. The fast path.  Cooperative kernels are launch-configuration specialized, so every
@@ -270,6 +270,8 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
        (ValueError) dynamic plus static shared memory above the device's opt-in limit; for a
        cooperative kernel that becomes ``make_limit_error(dispatcher, requested, static,
        limit, required)`` (``required``: the cooperative scratch's bytes, or None).
+    5. ``first_launch(dispatcher)`` runs once per process, at the first launch of any kernel,
+       before it compiles.
     """
     from numba_cuda_mlir import descriptor
     from numba_cuda_mlir.numba_cuda.cudadrv.devicearray import DeviceNDArray
@@ -352,6 +354,9 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
                 raise error from None
         error = None
         dispatcher = getattr(self, "_dispatcher", None)
+        if first_launch is not None and not _first_launch_seen:
+            _first_launch_seen.append(True)
+            first_launch(dispatcher)
         if dispatcher is not None and is_cooperative(dispatcher):
             if check_arguments is not None:
                 check_arguments(dispatcher, args)
@@ -391,6 +396,7 @@ def install_launch_hook(is_cooperative, make_error, check_arguments=None, make_l
     marshaller.__call__ = __call__
 
 
+_first_launch_seen: list = []  # one entry once the process's first launch ran first_launch
 _CONFIGURED_PER_KERNEL = 64
 _INT_SHAPES = frozenset({int, (int,), (int, int), (int, int, int)})
 

@@ -67,6 +67,9 @@ UPSTREAM = (
     UpstreamName("numba_cuda_mlir.tools:_cached_cc", ATTRIBUTE, (),
                  "resolve_gpu_target asks the driver even when cc= is given: compile_cubin sets it to compile "
                  "without a GPU"),
+    UpstreamName("numba_cuda_mlir.tools:resolve_gpu_target", CALLABLE, ("targetoptions",),
+                 "no public way to ask which target a launch will compile for before it compiles (the "
+                 "first launch starts NVRTC's precompiled header for it)"),
     UpstreamName("numba_cuda_mlir.descriptor:_array_cache_key", CALLABLE, ("arg", "ty"),
                  "its per-launch array check raises on PyTorch tensors and reuses a stale specialization for "
                  "DLPack-only objects (wrapped)"),

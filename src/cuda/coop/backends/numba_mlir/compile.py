@@ -63,6 +63,15 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     cluster = None if cluster is None else _dims3(cluster, "cluster")
     grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))
     types_ = [_argtype(a) for a in argtypes]
+    if not C.compiler_initialized():
+        # The process's first compile: NVRTC's precompiled header meanwhile (backends/_first_compile.py).
+        from types import SimpleNamespace
+
+        from .._first_compile import before_first_compile
+        from .._launch_checks import uses_coop
+
+        before_first_compile(f"sm_{cc[0]}{cc[1]}", cooperative=uses_coop(SimpleNamespace(py_func=pyfunc)),
+                             reason="first compile_cubin")
     cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, cluster=cluster, **options)
     return KernelBinary(cubin=cres.metadata["cubin"], cc=tuple(cc), block=block,
                         name=getattr(pyfunc, "__name__", "kernel"), _compile_result=cres, _reader=C)

@@ -56,10 +56,22 @@ def shared_memory_limit_error(dispatcher, requested: int, static: int, limit: in
     return launch_limit_error(name, requested, static, limit, required)
 
 
+def first_launch(dispatcher) -> None:
+    """The process's first launch, of any kernel: when it will initialize the compiler, NVRTC's
+    precompiled header can be built meanwhile (backends/_first_compile.py)."""
+    from . import _compat as C
+
+    if dispatcher is None or C.compiler_initialized():
+        return
+    from .._first_compile import before_first_compile
+
+    before_first_compile(C.launch_chip(dispatcher), cooperative=uses_coop(dispatcher), reason="first launch")
+
+
 def install() -> None:
     from . import _compat_launch as C
 
-    C.install_launch_hook(uses_coop, no_device_error, check_arguments, shared_memory_limit_error)
+    C.install_launch_hook(uses_coop, no_device_error, check_arguments, shared_memory_limit_error, first_launch)
     C.install_configure_hook(check_launch_block, uses_coop)  # kernel[grid, block]: the block checked, repeats cheap
     C.install_array_key_fix()  # PyTorch tensors and DLPack objects in cooperative launches
     if "torch" in sys.modules:

@@ -26,6 +26,7 @@ from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, plan_storage
 from ...ops._lookup import spec_of
+from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
 from .._link_cache import COOP_LINK_PREFIX, note_provider_ltoir
@@ -197,7 +198,7 @@ class KernelState:
                 _raise_at_site(exc, call.site)
             providers.append(call.provider)
         unique = list({p.symbol: p for p in providers}.values())
-        self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=_all_headers)
+        self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=PRELUDE_HEADERS)
         self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
         if self.ltoir is None:
             note_provider_ltoir(self.build.ltoir)
@@ -566,14 +567,6 @@ def _lower_operation(lower, target, args, kws, op_spec):
         else:
             values.append(array)
     lower.store_var(target, values[0] if not isinstance(plan.result, spec.TupleResult) else tuple(values))
-
-
-def _all_headers():
-    # Every family's headers, for the precompiled header of the process's second NVRTC
-    # compile: only then are the other families imported.
-    from ...ops._registry import all_headers
-
-    return all_headers()
 
 
 def register_operation(op_spec):

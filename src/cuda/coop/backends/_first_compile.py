@@ -1,0 +1,27 @@
+"""A process's first kernel compile: start NVRTC's precompiled header in the background.
+
+Each backend calls ``before_first_compile`` where it sees a compile coming before its
+compiler has initialized (0.5-2 s of typing and target contexts that cuda-coop's NVRTC
+compile would otherwise wait behind); core/pch.py decides whether the process is certain
+to compile providers and builds the PCH meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+
+__all__ = ["before_first_compile"]
+
+
+def before_first_compile(arch: str | None, *, cooperative: bool, reason: str) -> bool:
+    """True when a background build started; never raises (the compile reports any problem)."""
+    if arch is None:
+        return False
+    try:
+        from ..core.build import start_precompiled_header
+        from ..ops._prelude import PRELUDE_HEADERS
+
+        return start_precompiled_header(arch, PRELUDE_HEADERS, cooperative=cooperative, reason=reason)
+    except Exception as exc:  # noqa: BLE001 - e.g. no CCCL: the compile itself names it
+        logging.getLogger("cuda.coop.core.build").debug("no early precompiled header: %r", exc)
+        return False

@@ -1,0 +1,185 @@
+"""NVRTC's precompiled header built in the background at a process's first compile (core/pch.py).
+
+Each case runs real compiles (NVRTC, nvJitLink; no GPU) in fresh processes, because what
+is tested is per process: the first compile, the notes a process leaves in the cache
+directory for the next one, and what happens at exit and at fork.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+pytestmark = pytest.mark.compile
+
+_PRELUDE = '''
+import logging, os, sys
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append(record.getMessage())
+logging.getLogger("cuda.coop").addHandler(Keep())
+logging.getLogger("cuda.coop").setLevel(logging.DEBUG)
+from numba_cuda_mlir import cuda
+from cuda import coop
+from cuda.coop.numba_mlir import compile_cubin
+import numpy as np
+
+@cuda.jit
+def plain(x):
+    x[0] = 1
+
+def coop_kernel(algorithm):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        offset = cuda.blockIdx.x * cuda.blockDim.x * 4
+        coop.load(block, src, items, offset=offset, algorithm=algorithm)
+        coop.store(block, dst, items, offset=offset, algorithm=algorithm)
+    return kernel
+
+ARGS = (np.zeros(1, np.int32), np.zeros(1, np.int32))
+
+def report():
+    started = [m for m in records if m.startswith("building NVRTC's precompiled header")]
+    compiled = [m for m in records if m.startswith("NVRTC compiled")]
+    print("STARTED", len(started))
+    print("COMPILED", "|".join("with" if "(with PCH)" in m else "without" for m in compiled))
+'''
+
+
+def _run(tmp_path, body: str, **env) -> dict:
+    pytest.importorskip("numba_cuda_mlir")
+    pytest.importorskip("cuda.bindings")
+    script = tmp_path / "script.py"
+    script.write_text(_PRELUDE + textwrap.dedent(body))
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_COOP_")}
+    environment.update(PYTHONPATH=SRC, CUDA_COOP_CACHE_DIR=str(tmp_path / "cache"), **env)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    return {"started": int(lines.get("STARTED", "0")), "compiled": lines.get("COMPILED", "").split("|"),
+            "stdout": out.stdout, "stderr": out.stderr}
+
+
+def _notes(tmp_path) -> list:
+    directory = tmp_path / "cache" / "notes"
+    return sorted(p.name.split("-")[0] + ("-unused" if "unused" in p.name else "") for p in directory.iterdir()) \
+        if directory.is_dir() else []
+
+
+def test_prelude_lists_every_familys_headers_in_order():
+    from cuda.coop.ops._prelude import PRELUDE_HEADERS
+    from cuda.coop.ops._registry import all_headers
+
+    assert PRELUDE_HEADERS == all_headers()
+
+
+def test_first_compile_of_a_process_with_an_empty_cache_builds_the_pch_in_the_background(tmp_path):
+    # The compile latency benchmark's order: a plain kernel first (the compiler's
+    # initialization), then the first cooperative kernel, which finds the PCH.
+    result = _run(tmp_path, '''
+        compile_cubin(plain, ARGS[:1], cc=(9, 0), block=32)
+        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+    ''')
+    assert result["started"] == 1 and result["compiled"] == ["with"], result["stdout"]
+    assert _notes(tmp_path) == ["compiled"]
+
+    # A later process with that cache: its first compile may well be a cache hit, so
+    # nothing starts early; a new kernel compiles without the PCH, as before.
+    later = _run(tmp_path, '''
+        compile_cubin(coop_kernel("transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+    ''')
+    assert later["started"] == 0 and later["compiled"] == ["without"], later["stdout"]
+
+
+def test_first_kernel_cooperative_builds_the_pch_and_the_code_is_the_same(tmp_path):
+    body = '''
+        binary = compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+        print("PTX", binary.ptx.replace("\\n", "~"))
+    '''
+    early = _run(tmp_path, body)
+    assert early["started"] == 1 and early["compiled"] == ["with"], early["stdout"]
+    (tmp_path / "reference").mkdir()
+    reference = _run(tmp_path / "reference", body, CUDA_COOP_NVRTC_PCH="0")
+    assert reference["started"] == 0 and reference["compiled"] == ["without"], reference["stdout"]
+    ptx = [next(line for line in r["stdout"].splitlines() if line.startswith("PTX ")) for r in (early, reference)]
+    assert "ld.global" in ptx[0] and ptx[0] == ptx[1]
+
+
+def test_a_process_that_never_compiles_notes_the_pch_unused_and_is_not_charged_again(tmp_path):
+    plain_only = '''
+        compile_cubin(plain, ARGS[:1], cc=(9, 0), block=32)
+        report()
+    '''
+    first = _run(tmp_path, plain_only)
+    # It exits while (or after) the background build runs: the interpreter waits for it.
+    assert first["started"] == 1 and first["compiled"] == [""], first["stdout"]
+    assert _notes(tmp_path) == ["pch-unused"]
+    assert _run(tmp_path, plain_only)["started"] == 0
+    # A cooperative first kernel still starts it: it will compile unless its cache holds it.
+    cooperative = _run(tmp_path, '''
+        compile_cubin(coop_kernel("direct"), ARGS, cc=(9, 0), block=128)
+        report()
+    ''')
+    assert cooperative["started"] == 1 and cooperative["compiled"] == ["with"], cooperative["stdout"]
+
+
+@pytest.mark.parametrize("setting, compiled", [("0", ["without"]), ("1", ["with"])])
+def test_the_setting_keeps_its_meaning(tmp_path, setting, compiled):
+    result = _run(tmp_path, '''
+        compile_cubin(plain, ARGS[:1], cc=(9, 0), block=32)
+        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+    ''', CUDA_COOP_NVRTC_PCH=setting)
+    assert result["started"] == 0 and result["compiled"] == compiled, result["stdout"]
+
+
+def test_disk_cache_off_starts_only_for_a_cooperative_first_kernel(tmp_path):
+    body = '''
+        compile_cubin(plain, ARGS[:1], cc=(9, 0), block=32)
+        report()
+    '''
+    assert _run(tmp_path, body, CUDA_COOP_CACHE="0")["started"] == 1
+    assert _notes(tmp_path) == []  # nothing written where the disk cache is off
+
+
+def test_fork_during_the_background_build_waits_for_it(tmp_path):
+    # The child compiles with NVRTC; had it been forked while the build thread held NVRTC's
+    # lock, that compile would never return (the timeout of _run would fail the test).
+    # (NVRTC alone: numba-cuda-mlir's own compile does not survive a fork after a compile.)
+    result = _run(tmp_path, '''
+        import warnings
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with a thread started
+        from cuda.coop.core import build
+        from cuda.coop.ops._prelude import PRELUDE_HEADERS
+        assert build.start_precompiled_header("sm_90", PRELUDE_HEADERS, cooperative=True, reason="test")
+        import time
+        time.sleep(0.2)  # the build thread is inside NVRTC now
+        pid = os.fork()
+        if pid == 0:
+            source = "#include <cub/block/block_load.cuh>\\n__device__ int x;\\n"
+            try:
+                build._nvrtc_compile(source, build._pch_options("sm_90"), "fork-child")
+                code = 0
+            except BaseException:
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print("CHILD", os.waitstatus_to_exitcode(status))
+        report()
+    ''')
+    assert "CHILD 0" in result["stdout"], result["stdout"] + result["stderr"][-2000:]
+    assert result["started"] == 1
