@@ -13,10 +13,15 @@ import logging
 __all__ = ["before_first_compile"]
 
 
+_asked: list = []  # one entry once a backend asked: only a process's first compile may start it
+
+
 def before_first_compile(arch: str | None, *, cooperative: bool, reason: str) -> bool:
-    """True when a background build started; never raises (the compile reports any problem)."""
-    if arch is None:
+    """True when a background build started; never raises (the compile reports any problem).
+    Only the first call of a process does anything."""
+    if _asked or arch is None:
         return False
+    _asked.append(reason)
     try:
         from ..core.build import start_precompiled_header
         from ..ops._prelude import PRELUDE_HEADERS

@@ -51,7 +51,10 @@ _cluster_launch = threading.local()
 _CLUSTER_CONFIGS_KEPT = 128  # cluster launch configurations remembered per kernel
 
 
-def install_coop_launches(check_block=None):
+_configured: list = []  # one entry once the process's first configure ran first_configure
+
+
+def install_coop_launches(check_block=None, first_configure=None):
     """Launches that numba-cuda 0.30 cannot make: above 48 KiB of dynamic scratch, and in
     thread-block clusters.
 
@@ -68,7 +71,8 @@ def install_coop_launches(check_block=None):
 
     Kernels without such scratch, launched without a cluster, are untouched.  With
     ``check_block``, ``check_block(dispatcher, blockdim)`` runs first at every configure
-    (the named error of an impossible block shape, at the launch line).
+    (the named error of an impossible block shape, at the launch line), and
+    ``first_configure(dispatcher)`` at the first configure of the process, of any kernel.
     """
     original_init = _Kernel.__init__
     if getattr(original_init, "_coop_launch", False):
@@ -101,6 +105,9 @@ def install_coop_launches(check_block=None):
     original_getitem = CUDADispatcher.__getitem__
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0, cluster=None):
+        if first_configure is not None and not _configured:
+            _configured.append(True)
+            first_configure(self)
         if check_block is not None:
             check_block(self, blockdim)
         if cluster is None:

@@ -34,8 +34,18 @@ def install(backend) -> None:
     C.register_rewrite("before-inference")(
         rewrite_proxy("InferPayloadDtypes", C.Rewrite, ir, backend, _payload_rewrite))
     C.register_rewrite("after-inference")(NullDtypeSources)
-    _compat_launch.install_coop_launches(check_launch_block)  # kernel[grid, block]: the block at the launch line
+    # kernel[grid, block]: the block at the launch line; the first one may start NVRTC's PCH
+    _compat_launch.install_coop_launches(check_launch_block, _first_configure)
     _compat_launch.install_uncached_coop_kernels()
+
+
+def _first_configure(dispatcher) -> None:
+    """The process's first ``kernel[grid, block]``: its launch compiles next, so NVRTC's
+    precompiled header can be built meanwhile (backends/_first_compile.py)."""
+    from .._first_compile import before_first_compile
+    from .._launch_checks import uses_coop
+
+    before_first_compile(C.current_device_arch(), cooperative=uses_coop(dispatcher), reason="first launch")
 
 
 class NullDtypeSources(C.Rewrite):
