@@ -12,15 +12,19 @@ LTO: everything a first launch does except loading the module on a device):
   contexts on the first compile of a process, whatever the kernel); every row below
   is timed after it
 - plain kernel: a copy kernel without cuda.coop (numba-cuda-mlir alone)
-- cold: first coop kernel of a process, empty provider cache (NVRTC without PCH)
-- second kernel: another coop kernel in the same process (NVRTC builds the PCH)
-- third kernel: a third one (NVRTC reuses the PCH)
+- cold: first coop kernel of a process, empty provider cache (NVRTC with the precompiled
+  header that the process started building at its first compile, core/pch.py), and the
+  same with CUDA_COOP_NVRTC_PCH=0 (no PCH: what a cold compile did before)
+- second and third kernel: other coop kernels in the same process (NVRTC with the PCH)
 - same calls again: a kernel whose CUB calls repeat the first one's (memory cache hit)
 - warm disk: the cold kernel in a new process, provider cache filled by a previous one
 - cold, CCCL's default unroll limit: the cold kernel compiled as before issue #15
   (libcu++'s type-list unroll limit left at 16 under NVRTC), for comparison
 - PCH off / PCH from the first compile: the cold and second-kernel paths with
   CUDA_COOP_NVRTC_PCH=0 and =1
+- first kernel of a process: no trivial kernel first, so the compiler's initialization is
+  in the figure, as a program that imports and launches meets it: a plain kernel, the
+  cold coop kernel, and the cold coop kernel with CUDA_COOP_NVRTC_PCH=0
 
 The children import cuda.coop from bytecode, as an installed package does: they run without
 ``PYTHONDONTWRITEBYTECODE``, after one untimed child has written it.  The warm disk cache
@@ -99,7 +103,8 @@ SCRIPT = textwrap.dedent('''
 
     args = (np.zeros(1, np.int32), np.zeros(1, np.int32))
     t = time.perf_counter()
-    compile_cubin(warm_up, args[:1], cc=(9, 0), block=32)
+    if "first-kernel" not in sys.argv[2:]:
+        compile_cubin(warm_up, args[:1], cc=(9, 0), block=32)
     out = {"import_s": t_import, "init_s": time.perf_counter() - t}
     for name in sys.argv[1].split(","):
         kernel = {"plain": plain, "first": first, "second": second, "third": third,
@@ -144,8 +149,8 @@ def main(argv=None):
             add("plain kernel (no cuda.coop)", r["plain_s"])
             r = run("first,second,third,repeat", env)
             add("cold: first coop kernel, empty cache", r["first_s"])
-            add("second kernel, same process (builds the PCH)", r["second_s"])
-            add("third kernel, same process (reuses the PCH)", r["third_s"])
+            add("second kernel, same process", r["second_s"])
+            add("third kernel, same process", r["third_s"])
             add("same CUB calls again (memory cache)", r["repeat_s"])
             r = run("first", env)
             add("warm disk cache, new process", r["first_s"])
@@ -154,7 +159,17 @@ def main(argv=None):
             add("cold, CCCL's default unroll limit (before #15)", r["first_s"])
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             r = run("first,second,third", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"})
+            add("cold, CUDA_COOP_NVRTC_PCH=0 (no early PCH)", r["first_s"])
             add("third kernel, CUDA_COOP_NVRTC_PCH=0", r["third_s"])
+        # The first kernel of a process, the compiler's initialization included, as a
+        # program that imports and launches meets it.
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            add("first kernel of a process: plain", run("plain", {"CUDA_COOP_CACHE_DIR": cache}, "first-kernel")["plain_s"])
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            add("first kernel of a process: cold coop", run("first", {"CUDA_COOP_CACHE_DIR": cache}, "first-kernel")["first_s"])
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0",
+                run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"}, "first-kernel")["first_s"])
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             r = run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "1"})
             add("cold with CUDA_COOP_NVRTC_PCH=1", r["first_s"])
@@ -178,10 +193,16 @@ def main(argv=None):
         # The figures issue #15 sets targets for: a first compile in a fresh process over
         # the same copy kernel without cuda.coop (each round's pair, then the median).
         "over_plain_median_s": {
-            name: statistics.median(c - p for c, p in zip(samples[key], samples["plain kernel (no cuda.coop)"]))
-            for name, key in (("cold", "cold: first coop kernel, empty cache"),
-                              ("warm disk cache", "warm disk cache, new process"),
-                              ("cold before #15", "cold, CCCL's default unroll limit (before #15)"))
+            name: statistics.median(c - p for c, p in zip(samples[key], samples[plain]))
+            for name, key, plain in (
+                ("cold", "cold: first coop kernel, empty cache", "plain kernel (no cuda.coop)"),
+                ("cold, no early PCH", "cold, CUDA_COOP_NVRTC_PCH=0 (no early PCH)", "plain kernel (no cuda.coop)"),
+                ("warm disk cache", "warm disk cache, new process", "plain kernel (no cuda.coop)"),
+                ("cold before #15", "cold, CCCL's default unroll limit (before #15)", "plain kernel (no cuda.coop)"),
+                ("cold, first kernel of a process", "first kernel of a process: cold coop",
+                 "first kernel of a process: plain"),
+                ("cold, first kernel of a process, no early PCH",
+                 "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0", "first kernel of a process: plain"))
         },
         "min_s": {k: min(v) for k, v in samples.items()},
         "samples_s": samples,
