@@ -12,9 +12,10 @@ LTO: everything a first launch does except loading the module on a device):
   contexts on the first compile of a process, whatever the kernel); every row below
   is timed after it
 - plain kernel: a copy kernel without cuda.coop (numba-cuda-mlir alone)
-- cold: first coop kernel of a process, empty provider cache (NVRTC with the precompiled
-  header that the process started building at its first compile, core/pch.py), and the
-  same with CUDA_COOP_NVRTC_PCH=0 (no PCH: what a cold compile did before)
+- cold: first coop kernel of a process, empty provider cache; with 4 or more usable CPUs
+  NVRTC uses the precompiled header that the process started building at its first compile
+  (core/pch.py); the same with CUDA_COOP_NVRTC_PCH=early (that build whatever the CPUs) and
+  =0 (no PCH: what a cold compile did before)
 - second and third kernel: other coop kernels in the same process (NVRTC with the PCH)
 - same calls again: a kernel whose CUB calls repeat the first one's (memory cache hit)
 - warm disk: the cold kernel in a new process, provider cache filled by a previous one
@@ -24,7 +25,7 @@ LTO: everything a first launch does except loading the module on a device):
   CUDA_COOP_NVRTC_PCH=0 and =1
 - first kernel of a process: no trivial kernel first, so the compiler's initialization is
   in the figure, as a program that imports and launches meets it: a plain kernel, the
-  cold coop kernel, and the cold coop kernel with CUDA_COOP_NVRTC_PCH=0
+  cold coop kernel, and the cold coop kernel with CUDA_COOP_NVRTC_PCH=0 and =early
 
 The children import cuda.coop from bytecode, as an installed package does: they run without
 ``PYTHONDONTWRITEBYTECODE``, after one untimed child has written it.  The warm disk cache
@@ -143,7 +144,10 @@ def main(argv=None):
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             env = {"CUDA_COOP_CACHE_DIR": cache}
-            r = run("plain", env)
+            with tempfile.TemporaryDirectory(prefix="coop-latency-") as own:
+                # A cache of its own: a process that compiled nothing leaves a note that keeps
+                # later processes of that cache from building the PCH early (core/pch.py).
+                r = run("plain", {"CUDA_COOP_CACHE_DIR": own})
             add("import", r["import_s"])
             add("compiler initialization (a first trivial kernel)", r["init_s"])
             add("plain kernel (no cuda.coop)", r["plain_s"])
@@ -170,6 +174,13 @@ def main(argv=None):
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0",
                 run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"}, "first-kernel")["first_s"])
+        # The early PCH whatever the CPUs (auto leaves it out below 4 usable CPUs).
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early",
+                run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "early"}, "first-kernel")["first_s"])
+        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+            add("cold, CUDA_COOP_NVRTC_PCH=early",
+                run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "early"})["first_s"])
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             r = run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "1"})
             add("cold with CUDA_COOP_NVRTC_PCH=1", r["first_s"])
@@ -202,7 +213,10 @@ def main(argv=None):
                 ("cold, first kernel of a process", "first kernel of a process: cold coop",
                  "first kernel of a process: plain"),
                 ("cold, first kernel of a process, no early PCH",
-                 "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0", "first kernel of a process: plain"))
+                 "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0", "first kernel of a process: plain"),
+                ("cold, first kernel of a process, early PCH forced",
+                 "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early", "first kernel of a process: plain"),
+                ("cold, early PCH forced", "cold, CUDA_COOP_NVRTC_PCH=early", "plain kernel (no cuda.coop)"))
         },
         "min_s": {k: min(v) for k, v in samples.items()},
         "samples_s": samples,

@@ -69,7 +69,10 @@ def _run(tmp_path, body: str, **env) -> dict:
     prelude = prelude.replace("{qualified}", QUALIFIED[compiler.NAME])
     script.write_text(prelude + textwrap.dedent(body))
     environment = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_COOP_")}
-    environment.update(PYTHONPATH=SRC, CUDA_COOP_CACHE_DIR=str(tmp_path / "cache"), **env)
+    # "early": the background build whatever the machine's CPUs (the 2-core CI machine's
+    # "auto" leaves it out; test_auto_needs_cpus_of_its_own covers that).
+    environment.update(PYTHONPATH=SRC, CUDA_COOP_CACHE_DIR=str(tmp_path / "cache"), CUDA_COOP_NVRTC_PCH="early")
+    environment.update(env)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment,
                          timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -155,6 +158,21 @@ def test_the_setting_keeps_its_meaning(tmp_path, setting, compiled):
         report()
     ''', CUDA_COOP_NVRTC_PCH=setting)
     assert result["started"] == 0 and result[compiled], result["stdout"]
+
+
+@pytest.mark.parametrize("cpus", [1, 4])
+def test_auto_needs_cpus_of_its_own(tmp_path, cpus):
+    if len(os.sched_getaffinity(0)) < cpus:
+        pytest.skip(f"{len(os.sched_getaffinity(0))} usable CPUs here, the case needs {cpus}")
+    result = _run(tmp_path, f'''
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{cpus}])
+        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+    ''', CUDA_COOP_NVRTC_PCH="auto")
+    from cuda.coop.core.pch import EARLY_MIN_CPUS
+
+    assert result["started"] == (1 if cpus >= EARLY_MIN_CPUS else 0), result["stdout"]
+    assert result["all_with" if cpus >= EARLY_MIN_CPUS else "all_without"], result["stdout"]
 
 
 def test_disk_cache_off_reads_and_writes_no_notes(tmp_path):
