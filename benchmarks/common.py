@@ -392,6 +392,7 @@ def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved, *
 
 def write_results(name: str, results) -> None:
     out = Path(os.environ.get("OUT", ".")) / f"bench_{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)  # OUT may name a folder not made yet
     out.write_text(json.dumps(results, indent=2))
     print(f"results written to {out}")
 
