@@ -186,7 +186,7 @@ def test_disk_cache_off_reads_and_writes_no_notes(tmp_path):
 
 def test_fork_during_the_background_build_waits_for_it(tmp_path):
     # The child compiles with NVRTC; had it been forked while the build thread held NVRTC's
-    # lock, that compile would never return (the timeout of _run would fail the test).
+    # lock, that compile would never return (its alarm ends it, and the test fails).
     # (NVRTC alone: numba-cuda-mlir's own compile does not survive a fork after a compile.)
     result = _run(tmp_path, '''
         import warnings
@@ -198,6 +198,8 @@ def test_fork_during_the_background_build_waits_for_it(tmp_path):
         time.sleep(0.2)  # the build thread is inside NVRTC now
         pid = os.fork()
         if pid == 0:
+            import signal
+            signal.alarm(120)  # a hung child dies (the parent then reports it) rather than linger
             source = "#include <cub/block/block_load.cuh>\\n__device__ int x;\\n"
             try:
                 build._nvrtc_compile(source, build._pch_options("sm_90"), "fork-child")

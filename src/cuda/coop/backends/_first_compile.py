@@ -23,6 +23,10 @@ def before_first_compile(arch: str | None, *, cooperative: bool, reason: str) ->
         return False
     _asked.append(reason)
     try:
+        from ..core.pch import pch
+
+        if not pch.may_start_early():  # before core/build.py and the toolchain (~35 ms)
+            return False
         from ..core.build import start_precompiled_header
         from ..ops._prelude import PRELUDE_HEADERS
 

@@ -22,7 +22,7 @@ from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
 from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, render_translation_unit
-from .pch import PrecompiledHeader
+from .pch import pch
 from .toolchain import toolchain
 
 __all__ = ["BuildResult", "build_providers", "start_precompiled_header", "NVRTC_OPTIONS", "arch_for_cc"]
@@ -177,9 +177,6 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
                        meta={"arch": arch, "toolchain": tc.describe()})
     cache.put(entry)
     return BuildResult(key, ltoir, layouts, source, "compiled", nvrtc_seconds)
-
-
-pch = PrecompiledHeader()
 
 
 def _pch_options(arch: str) -> list:

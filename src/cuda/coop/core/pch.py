@@ -43,7 +43,7 @@ import time
 
 from .. import _env
 
-__all__ = ["PrecompiledHeader", "PCH_HEAP_BYTES"]
+__all__ = ["PrecompiledHeader", "PCH_HEAP_BYTES", "pch"]
 
 _log = logging.getLogger("cuda.coop.core.build")
 
@@ -120,7 +120,7 @@ class _Notes:
 
 
 class PrecompiledHeader:
-    """The PCH state of this process (one instance, ``core/build.py``'s ``pch``)."""
+    """The PCH state of this process (one instance: ``pch``, below)."""
 
     def __init__(self):
         self.compiles = 0  # NVRTC compiles of providers (not the background build)
@@ -165,15 +165,19 @@ class PrecompiledHeader:
         _Notes.write("compiled", identity, arch)
 
     # -- the background build ---------------------------------------------------------
+    def may_start_early(self) -> bool:
+        """The checks of ``start_early`` that need neither the toolchain nor the cache."""
+        mode = setting()
+        if mode not in ("auto", "early") or self.failed or self.background is not None or self.compiles:
+            return False
+        return mode == "early" or usable_cpus() >= EARLY_MIN_CPUS
+
     def start_early(self, identity: str, arch: str, options: tuple, compile_prelude, *,
                     cooperative: bool, reason: str) -> bool:
         """Start building the PCH for ``options`` in a background thread if this process is
         certain to compile (see the module's docstring).  ``compile_prelude(pch_options)``
         runs the NVRTC compile.  True when a build started."""
-        mode = setting()
-        if mode not in ("auto", "early") or self.failed:
-            return False
-        if mode == "auto" and usable_cpus() < EARLY_MIN_CPUS:
+        if not self.may_start_early():
             return False
         with self._lock:
             if self.background is not None or self.compiles:
@@ -212,3 +216,6 @@ class PrecompiledHeader:
         build.thread.start()
         _log.info("building NVRTC's precompiled header for %s in the background (%s)", arch, reason)
         return True
+
+
+pch = PrecompiledHeader()  # the process's (core/build.py compiles with it)
