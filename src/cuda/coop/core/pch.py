@@ -11,12 +11,13 @@ The PCH is built in one of two ways:
 
 * **In the background, at the first kernel compile of a process that will compile**
   (``start_early``).  A process's first kernel compile, cooperative or not, spends
-  0.5 s (2-core machine) to 2 s (the H200 host) initializing the compiler's typing and
-  target contexts before it reaches cuda-coop's NVRTC compile; NVRTC releases the GIL, so
-  the PCH is built on another core meanwhile and the first cooperative compile finds it
-  ready.  Only where a compile is certain: the provider cache holds nothing for this
-  toolchain and architecture (a fresh install, a CI job, a cleared cache), and the first
-  kernel is cooperative or an earlier process's PCH was not left unused (``_Notes``).
+  0.35-0.5 s (the 2-core machine, a quiet H100 host) to 1.3-2 s (busier hosts) initializing
+  the compiler's typing and target contexts before it reaches cuda-coop's NVRTC compile;
+  NVRTC releases the GIL, so the PCH is built on another core meanwhile and the first
+  cooperative compile finds it ready, or waits for the rest of it.  Only where a compile
+  is likely: the provider cache holds nothing for this toolchain and architecture (a fresh
+  install, a CI job, a cleared cache), and the first kernel is cooperative or an earlier
+  process's PCH was not left unused (``_Notes``).
   With a warm cache nothing starts: a re-run finds its LTO-IR there.  Nor with fewer than
   ``EARLY_MIN_CPUS`` usable CPUs (``CUDA_COOP_NVRTC_PCH=early`` starts it anyway).
 * **Inline**, in the second NVRTC compile of a process (``auto``) or the first (``1``).
