@@ -215,3 +215,17 @@ def test_fork_during_the_background_build_waits_for_it(tmp_path):
     ''')
     assert "CHILD 0" in result["stdout"], result["stdout"] + result["stderr"][-2000:]
     assert result["started"] == 1
+
+
+@pytest.mark.parametrize("value", ["erly", "2"])
+def test_a_setting_that_is_none_of_the_values_is_named_in_the_log_and_auto_applies(value, caplog, monkeypatch):
+    import logging
+
+    from cuda.coop.core import pch
+
+    monkeypatch.setenv("CUDA_COOP_NVRTC_PCH", value)
+    monkeypatch.setattr(pch, "_reported", set())
+    with caplog.at_level(logging.WARNING, logger="cuda.coop"):
+        assert pch.setting() == "auto" and pch.setting() == "auto"
+    warned = [r.getMessage() for r in caplog.records if "CUDA_COOP_NVRTC_PCH" in r.getMessage()]
+    assert warned == [f"CUDA_COOP_NVRTC_PCH={value!r} is not one of auto, early, 1 or 0; auto applies"], warned

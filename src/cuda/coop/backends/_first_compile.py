@@ -16,10 +16,12 @@ __all__ = ["before_first_compile"]
 _asked: list = []  # one entry once a backend asked: only a process's first compile may start it
 
 
-def before_first_compile(arch: str | None, *, cooperative: bool, reason: str) -> bool:
-    """True when a background build started; never raises (the compile reports any problem).
-    Only the first call of a process does anything."""
-    if _asked or arch is None:
+def before_first_compile(target, *, cooperative: bool, reason: str) -> bool:
+    """``target``: the architecture (``"sm_90a"``) or compute capability (``(9, 0)``) the
+    compile is for, or None where it is unknown.  True when a background build started;
+    never raises (the compile reports any problem).  Only the first call of a process does
+    anything."""
+    if _asked or target is None:
         return False
     _asked.append(reason)
     try:
@@ -27,10 +29,25 @@ def before_first_compile(arch: str | None, *, cooperative: bool, reason: str) ->
 
         if not pch.may_start_early():  # before core/build.py and the toolchain (~35 ms)
             return False
-        from ..core.build import start_precompiled_header
+        from ..core.build import arch_for_cc, start_precompiled_header
         from ..ops._prelude import PRELUDE_HEADERS
 
+        arch = target if isinstance(target, str) else arch_for_cc(target)
         return start_precompiled_header(arch, PRELUDE_HEADERS, cooperative=cooperative, reason=reason)
     except Exception as exc:  # noqa: BLE001 - e.g. no CCCL: the compile itself names it
         logging.getLogger("cuda.coop.core.build").debug("no early precompiled header: %r", exc)
         return False
+
+
+def before_compile_cubin(kernel, cc) -> bool:
+    """What both backends' ``compile_cubin`` call first: ``kernel`` (a dispatcher or its
+    Python function) compiled for ``cc``."""
+    if _asked:
+        return False
+    from types import SimpleNamespace
+
+    from ._launch_checks import uses_coop
+
+    pyfunc = getattr(kernel, "py_func", kernel)
+    return before_first_compile(tuple(cc), cooperative=uses_coop(SimpleNamespace(py_func=pyfunc)),
+                                reason="first compile_cubin")

@@ -55,12 +55,23 @@ PCH_HEAP_BYTES = 512 << 20
 def setting() -> str:
     """``CUDA_COOP_NVRTC_PCH``: "auto" (default), "early" (auto, and the background build
     whatever the number of CPUs), "on" or "off"."""
-    value = os.environ.get("CUDA_COOP_NVRTC_PCH", "auto").strip().lower()
+    raw = os.environ.get("CUDA_COOP_NVRTC_PCH", "auto")
+    value = raw.strip().lower()
     if value in ("0", "false", "no", "off"):
         return "off"
     if value in ("1", "true", "yes", "on"):
         return "on"
-    return "early" if value == "early" else "auto"
+    if value in ("early", "auto", ""):
+        return value or "auto"
+    if raw not in _reported:
+        # A typo must not break compiles (as with every CUDA_COOP_ variable): auto applies,
+        # and the log says so once.
+        _reported.add(raw)
+        _log.warning("CUDA_COOP_NVRTC_PCH=%r is not one of auto, early, 1 or 0; auto applies", raw)
+    return "auto"
+
+
+_reported: set = set()
 
 
 # The background build needs a core of its own beside the compiler's initialization.  On

@@ -238,15 +238,6 @@ def target_cc() -> tuple:
     return tuple(cuda.get_current_device().compute_capability)
 
 
-def current_device_arch() -> str | None:
-    """``"sm_90"`` for the current device (a launch compiles for it), or None without one."""
-    try:
-        major, minor = cuda.get_current_device().compute_capability
-    except Exception:  # noqa: BLE001 - no driver or device: the launch reports it
-        return None
-    return f"sm_{major}{minor}"
-
-
 def launch_config():
     """``{"block", "grid", "cluster"}`` (3-tuples; cluster None without one) of the compile
     in progress, or None.

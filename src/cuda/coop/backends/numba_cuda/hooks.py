@@ -45,7 +45,11 @@ def _first_configure(dispatcher) -> None:
     from .._first_compile import before_first_compile
     from .._launch_checks import uses_coop
 
-    before_first_compile(C.current_device_arch(), cooperative=uses_coop(dispatcher), reason="first launch")
+    try:
+        cc = C.target_cc()  # the current device's, which the launch compiles for
+    except Exception:  # noqa: BLE001 - no driver or device: the launch reports it
+        cc = None
+    before_first_compile(cc, cooperative=uses_coop(dispatcher), reason="first launch")
 
 
 class NullDtypeSources(C.Rewrite):

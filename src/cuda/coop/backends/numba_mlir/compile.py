@@ -10,6 +10,7 @@ specialized on them, as a launch specializes on an ``items_per_thread`` argument
 from __future__ import annotations
 
 from .._binary import KernelBinary, decorator_options, dims3 as _dims3, find_nvdisasm  # noqa: F401  (public here)
+from .._first_compile import before_compile_cubin
 from . import _compat as C
 
 __all__ = ["compile_cubin", "KernelBinary", "find_nvdisasm"]
@@ -64,14 +65,7 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))
     types_ = [_argtype(a) for a in argtypes]
     if not C.compiler_initialized():
-        # The process's first compile: NVRTC's precompiled header meanwhile (backends/_first_compile.py).
-        from types import SimpleNamespace
-
-        from .._first_compile import before_first_compile
-        from .._launch_checks import uses_coop
-
-        before_first_compile(f"sm_{cc[0]}{cc[1]}", cooperative=uses_coop(SimpleNamespace(py_func=pyfunc)),
-                             reason="first compile_cubin")
+        before_compile_cubin(pyfunc, cc)  # the process's first compile: NVRTC's PCH meanwhile
     cres = C.compile_kernel(pyfunc, types_, cc=cc, block=block, grid=grid, cluster=cluster, **options)
     return KernelBinary(cubin=cres.metadata["cubin"], cc=tuple(cc), block=block,
                         name=getattr(pyfunc, "__name__", "kernel"), _compile_result=cres, _reader=C)
