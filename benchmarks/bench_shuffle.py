@@ -3,7 +3,9 @@
     python benchmarks/bench_shuffle.py [--threads 256] [--items 16]
 
 Tile cases load a blocked tile, shift it by one position (``mode="up"``/``"down"``)
-and store it; scalar cases move one value per thread (``"offset"``, ``"rotate"``).
+and store it; scalar cases move one value per thread (``"offset"``, ``"rotate"``), indexed
+by a signed thread index and by an unsigned one (``*_unsigned_index``), as the C++ twin's
+``size_t``.
 Each runs as (1) a cuda.coop kernel (numba-cuda-mlir), (2) the same kernel in
 CUDA C++ with CUB's BlockShuffle built by nvcc and (3) that C++ built by NVRTC.
 ``up_by_runtime_distance`` (the staged-tile shift that CUB has no counterpart for)
@@ -77,6 +79,7 @@ int main() {
 """
 
 KERNEL_SOURCE = """
+import numpy as np
 from numba_cuda_mlir import cuda
 from cuda import coop
 
@@ -109,6 +112,16 @@ def scalar(mode):
         i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         destination[i] = coop.shuffle(coop.this_block(), source[i], mode=mode)
     return kernel
+
+
+def scalar_unsigned_index(mode):
+    # A signed index makes every array access check for a negative index and wrap it around
+    # (Python's a[-1]); an unsigned one, like the C++ twin's size_t, skips that.
+    @cuda.jit
+    def kernel(source, destination, distance, items_per_thread):
+        i = np.uint64(cuda.grid(1))
+        destination[i] = coop.shuffle(coop.this_block(), source[i], mode=mode)
+    return kernel
 """
 
 # case -> (kernel factory and its mode, the C++ twin); tile cases move ITEMS per thread, scalar ones one
@@ -118,6 +131,8 @@ CASES = {
     "up_by_runtime_distance": (("up_by_runtime_distance",), None),
     "offset": (("scalar", "offset"), "scalar<false>"),
     "rotate": (("scalar", "rotate"), "scalar<true>"),
+    "offset_unsigned_index": (("scalar_unsigned_index", "offset"), "scalar<false>"),
+    "rotate_unsigned_index": (("scalar_unsigned_index", "rotate"), "scalar<true>"),
 }
 TILE_CASES = ("up", "down", "up_by_runtime_distance")
 
@@ -137,7 +152,7 @@ def check(name: str, per_block: int, count: int):
             expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
         else:
             expected = np.roll(tiles, -1, axis=1)
-            if name == "offset":
+            if name.startswith("offset"):
                 expected[:, -1] = tiles[:, -1]
         assert np.array_equal(got, expected), name
     return run_check
@@ -151,7 +166,8 @@ def cases(cfg):
         per_block = cfg.threads * cfg.items if name in TILE_CASES else cfg.threads
         ipt = cfg.items if name in TILE_CASES else 1
         made.append(Case(name, kernel, N // per_block, cfg.threads, ("src", "dst", np.int64(1), ipt),
-                         check(name, per_block, 4 * cfg.threads * cfg.items), cub=name if twin else None,
+                         check(name, per_block, 4 * cfg.threads * cfg.items),
+                         cub=name.removesuffix("_unsigned_index") if twin else None,
                          twin=twin, twin_args=("src", "dst"),
                          bytes=2 * N * 4))
     return made

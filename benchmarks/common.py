@@ -390,6 +390,40 @@ def print_ratio_table(label: str, coop_ms: dict, baselines: dict, bytes_moved, *
           "(cuda.coop's compiler)" if "NVRTC" in baselines else "coop/X = X ms / coop ms (CUB C++ built by nvcc)")
 
 
+def toolkit_line(tc) -> str:
+    """``NVRTC 13.0, nvJitLink 13.0, CCCL 3.0.1``: the versions of a toolchain, without its paths."""
+    return (f"NVRTC {'.'.join(map(str, tc.nvrtc_version))}, nvJitLink {'.'.join(map(str, tc.nvjitlink_version))}, "
+            f"CCCL {tc.cccl_version_str}")
+
+
+def run_meta(device: str, cc) -> dict:
+    """Where and when a benchmark ran, recorded in its JSON as ``meta`` so a table rendered
+    from it (docs/_ext, ``coop-benchmark-table``) can say so: UTC date, device, toolkit,
+    compiler, the commit (``COOP_BENCH_COMMIT``, else ``git rev-parse``; a device's copy of the
+    tree may have no ``.git``) and the command line."""
+    import datetime
+    import importlib.metadata
+
+    from cuda.coop.core.toolchain import toolchain
+
+    commit = os.environ.get("COOP_BENCH_COMMIT")
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
+        except (OSError, subprocess.SubprocessError):
+            commit = None
+    compiler = KERNEL_COMPILER
+    try:
+        compiler += " " + importlib.metadata.version(compiler)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "device": device, "cc": f"{cc[0]}.{cc[1]}", "toolkit": toolkit_line(toolchain()),
+            "compiler": compiler, "commit": commit or "unknown",
+            "command": " ".join(["python", *sys.argv])}
+
+
 def write_results(name: str, results) -> None:
     out = Path(os.environ.get("OUT", ".")) / f"bench_{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)  # OUT may name a folder not made yet

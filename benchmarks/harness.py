@@ -31,7 +31,7 @@ from typing import Any, Callable
 import common  # KERNEL_COMPILER, read at run time
 from common import (
     COMPILER_IMPORTS, _flat, build_nvrtc_kernels, compile_latency, compiler_cuda, latency_over_plain,
-    nvcc_baseline_ms, per_launch_table, print_ratio_table, specialize, time_kernel, use_compiler,
+    nvcc_baseline_ms, per_launch_table, print_ratio_table, run_meta, specialize, time_kernel, use_compiler,
     write_results,
 )
 
@@ -370,6 +370,22 @@ def print_tables(family: Family, cfg, cases: list, report: dict) -> None:
         print(family.note(report) if callable(family.note) else family.note)
     per_launch_table(report, family.label,
                      rename={"cub_ms": lambda n: cub_key.get(n, n), "cub_nvrtc_ms": lambda n: nvrtc_key.get(n, n)})
+    record_table(report, family.label, family.title(cfg), timed, baselines,
+                 {"coop": report["per_launch_ms"]["coop"],
+                  "CUB C++": {n: report["per_launch_ms"].get("cub", {}).get(k) for n, k in cub_key.items()},
+                  "NVRTC": {n: report["per_launch_ms"].get("cub_nvrtc", {}).get(k) for n, k in nvrtc_key.items()}})
+
+
+def record_table(report: dict, label: str, title: str, coop: dict, baselines: dict, per_launch: dict) -> None:
+    """The printed table as data, ``report["table"]``: one row per case with cuda.coop's and each
+    baseline's batched milliseconds, and the per-launch ones, so the documentation renders the
+    run's table from its JSON (``coop-benchmark-table``) instead of copying figures by hand."""
+    rows = {}
+    for name, ms in coop.items():
+        row = {"coop": ms, **{column: values.get(name) for column, values in baselines.items()}}
+        single = {column: values.get(name) for column, values in per_launch.items() if values.get(name)}
+        rows[name] = {**row, "per_launch": single}
+    report["table"] = {"label": label, "title": title, "columns": list(baselines), "rows": rows}
 
 
 def main(family: Family, argv=None) -> dict:
@@ -377,6 +393,8 @@ def main(family: Family, argv=None) -> dict:
     cfg = configure(family, argv)
     report = {"compiler": cfg.compiler, "threads": cfg.threads, "items_per_thread": cfg.items,
               **family.header(cfg)}
+    if getattr(cfg, "device", None) is not None:
+        report["meta"] = run_meta(cfg.device, cfg.cc)
     if getattr(cfg, "latency_only", False):
         return latency_only(family, cfg, report)
     cases = family.cases(cfg)

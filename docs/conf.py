@@ -30,6 +30,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "coop_explorers",
+    "coop_bench_tables",
     "coop_signatures",
 ]
 

@@ -10,6 +10,7 @@ the H200: ``python benchmarks/run_all.py``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -180,6 +181,12 @@ def test_radix_sort_rows_find_their_baselines(capsys):
         keys.setdefault(case.twin_key(), case.name)
     assert sorted(keys.values()) == sorted(twins)
     assert report["per_launch_ms"]["cub_nvrtc"] == {k: v.per_launch_ms for k, v in twins.items()}
+    # the same rows as data, for the documentation's coop-benchmark-table
+    table = json.loads(json.dumps(report["table"]))
+    assert table["columns"] == ["CUB C++", "NVRTC"]
+    assert table["rows"]["keys_striped_launch_bounds"] == {
+        "coop": 1.0, "CUB C++": 0.5, "NVRTC": 0.55, "per_launch": {"coop": 1.5, "CUB C++": 0.6, "NVRTC": 0.65}}
+    assert table["rows"]["topk_min_16_select"]["per_launch"] == {"coop": 1.5, "CUB C++": 0.3, "NVRTC": 0.35}
 
 
 @pytest.mark.unit

@@ -162,3 +162,15 @@ def test_check_cost_kernels_compile_in_both_modes(mode, monkeypatch):
         a = np.zeros(1, np.int32)
         kb = compile_cubin(kernel, [a, a, np.int64(7)], cc=(9, 0), block=check_cost.THREADS)
         assert ("trap;" in kb.ptx) == (mode == "checked"), name
+
+
+@pytest.mark.unit
+def test_run_meta_names_the_run(common, monkeypatch):
+    """What a rendered table says of its run: device, toolkit versions, commit, date, command."""
+    monkeypatch.setenv("COOP_BENCH_COMMIT", "abc1234")
+    meta = common.run_meta("NVIDIA H200", (9, 0))
+    assert meta["device"] == "NVIDIA H200" and meta["cc"] == "9.0" and meta["commit"] == "abc1234"
+    assert meta["toolkit"].startswith("NVRTC ") and ", CCCL " in meta["toolkit"] and "/" not in meta["toolkit"]
+    assert meta["date"].endswith(" UTC") and meta["compiler"].startswith("numba-cuda-mlir")
+    monkeypatch.delenv("COOP_BENCH_COMMIT")
+    assert common.run_meta("x", (8, 0))["commit"]  # git's, or "unknown" outside a checkout

@@ -323,58 +323,6 @@ class CoopExtrasTable(_GeneratedRst):
         return lines
 
 
-class CoopLoadStoreBenchmark(_GeneratedRst):
-    """``.. coop-load-store-benchmark:: <json>``: a recorded run of benchmarks/bench_load_store.py."""
-
-    required_arguments = 1
-
-    def rst_lines(self):
-        import json
-
-        path = Path(self.env.srcdir) / self.arguments[0]
-        self.env.note_dependency(str(path))
-        run = json.loads(path.read_text())
-        meta, coop, cub = run["meta"], run["coop_ms"], run.get("cub_ms", {})
-        traffic = 2 * run["bytes"]
-        memcpy = cub.get("memcpy")
-        lines = [f".. list-table:: {meta['device']}, {run['threads']} threads x "
-                 f"{run['items_per_thread']} int32 items per thread, 1 GiB copied",
-                 "   :header-rows: 1", "",
-                 "   * - algorithm", "     - cuda.coop (ms)", "     - CUB C++ (ms)", "     - CUB time / coop time",
-                 "     - GB/s (coop)", "     - % of cudaMemcpy"]
-        for algo, ms in coop.items():
-            c = cub.get(algo)
-            lines += [f"   * - ``{algo}``", f"     - {ms:.3f}", f"     - {c:.3f}" if c else "     - n/a",
-                      f"     - {c / ms:.2f}" if c else "     - n/a", f"     - {traffic / (ms * 1e-3) / 1e9:.0f}",
-                      f"     - {100 * memcpy / ms:.0f} %" if memcpy else "     - n/a"]
-        if memcpy:
-            lines += ["   * - ``cudaMemcpy`` device to device", f"     - {memcpy:.3f}", "     -", "     -",
-                      f"     - {traffic / (memcpy * 1e-3) / 1e9:.0f}", "     - 100 %"]
-        lines += ["", f"Recorded {meta['date']} with ``{meta['benchmark']}``; {meta['toolkit']}; "
-                  f"{meta['method']}.", ""]
-        return lines
-
-
-class CoopCompileLatency(_GeneratedRst):
-    """``.. coop-compile-latency:: <json>``: a recorded run of benchmarks/compile_latency.py."""
-
-    required_arguments = 1
-
-    def rst_lines(self):
-        import json
-
-        path = Path(self.env.srcdir) / self.arguments[0]
-        self.env.note_dependency(str(path))
-        run = json.loads(path.read_text())
-        lines = [f".. list-table:: compile_cubin wall time, {run['machine']}", "   :header-rows: 1", "",
-                 "   * - scenario", "     - median (s)", "     - best (s)"]
-        for key, value in run["median_s"].items():
-            lines += [f"   * - {key}", f"     - {value:.2f}", f"     - {run['min_s'][key]:.2f}"]
-        lines += ["", f"Recorded {run.get('date', '')} with ``python benchmarks/compile_latency.py --repeat "
-                  f"{run['repeat']}``: {run['toolchain']}; numba-cuda-mlir {run['numba_cuda_mlir']}.", ""]
-        return lines
-
-
 class CoopSpecTable(_GeneratedRst):
     """``.. coop-spec-table:: module.ATTR``: a dict of dataclass records (e.g. exchange MODES) as a table."""
 
@@ -476,8 +424,6 @@ def setup(app):
     app.add_directive("coop-family-table", CoopFamilyTable)
     app.add_directive("coop-value-list", CoopValueList)
     app.add_directive("coop-extras-table", CoopExtrasTable)
-    app.add_directive("coop-load-store-benchmark", CoopLoadStoreBenchmark)
-    app.add_directive("coop-compile-latency", CoopCompileLatency)
     app.add_directive("coop-spec-table", CoopSpecTable)
     app.add_directive("coop-qualified-extras", CoopQualifiedExtras)
     app.connect("config-inited", on_config_inited)
