@@ -421,7 +421,15 @@ def run_meta(device: str, cc) -> dict:
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "device": device, "cc": f"{cc[0]}.{cc[1]}", "toolkit": toolkit_line(toolchain()),
             "compiler": compiler, "commit": commit or "unknown",
-            "command": " ".join(["python", *sys.argv])}
+            "command": " ".join(["python", _relative(sys.argv[0]), *sys.argv[1:]])}
+
+
+def _relative(path: str) -> str:
+    """``benchmarks/bench_scan.py`` rather than the checkout's absolute path."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(__file__).resolve().parents[1]))
+    except ValueError:
+        return path
 
 
 def write_results(name: str, results) -> None:

@@ -10,6 +10,8 @@ commit, date, from the JSON's ``meta``).
   ``cu12``): cuda.coop's batched milliseconds and each baseline's time over cuda.coop's
   (CUB built by nvcc, the same C++ built by NVRTC, a family's own columns); ``:per-launch:``
   shows the per-launch figures instead.
+* ``coop-launch-overhead:: <run folder>``, ``coop-check-cost:: <run folder>``: the same run's
+  ``launch_overhead.py`` and ``check_cost.py`` results.
 * ``coop-load-store-benchmark:: <json>``, ``coop-compile-latency:: <json>``: the older
   recorded runs of ``bench_load_store.py`` and ``compile_latency.py``.
 """
@@ -17,6 +19,7 @@ commit, date, from the JSON's ``meta``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from docutils.parsers.rst import directives
@@ -35,6 +38,22 @@ def _ratio(baseline, coop) -> str:
     return f"{baseline / coop:.2f}" if baseline and coop else "n/a"
 
 
+def _meta_line(tk: str, meta: dict) -> str:
+    command = re.sub(r"\S*/(benchmarks/)", r"\1", meta.get("command", "?"))  # the device's checkout path
+    return (f"* {tk}: {meta.get('device', '?')} (sm {meta.get('cc', '?')}), {meta.get('toolkit', '?')}, "
+            f"{meta.get('compiler', '?')}; commit {meta.get('commit', '?')}, {meta.get('date', '?')}; "
+            f"``{command}``")
+
+
+def _runs(directive, stem: str) -> dict:
+    folder = Path(directive.env.srcdir) / directive.arguments[0]
+    runs = {tk: _load(directive.env, folder / tk / f"bench_{stem}.json")
+            for tk in TOOLKIT_FOLDERS if (folder / tk / f"bench_{stem}.json").exists()}
+    if not runs:
+        raise directive.error(f"no bench_{stem}.json under {folder}/{{{','.join(TOOLKIT_FOLDERS)}}}")
+    return runs
+
+
 class CoopBenchmarkTable(_GeneratedRst):
     """``.. coop-benchmark-table:: performance/<run> <family>``: a family's cases, per toolkit."""
 
@@ -42,12 +61,7 @@ class CoopBenchmarkTable(_GeneratedRst):
     option_spec = {"per-launch": directives.flag}
 
     def rst_lines(self):
-        folder = Path(self.env.srcdir) / self.arguments[0]
-        family = self.arguments[1]
-        runs = {tk: _load(self.env, folder / tk / f"bench_{family}.json")
-                for tk in TOOLKIT_FOLDERS if (folder / tk / f"bench_{family}.json").exists()}
-        if not runs:
-            raise self.error(f"coop-benchmark-table: no bench_{family}.json under {folder}/{{cu13,cu12}}")
+        runs = _runs(self, self.arguments[1])
         per_launch = "per-launch" in self.options
         first = next(iter(runs.values()))
         table = first["table"]
@@ -67,11 +81,7 @@ class CoopBenchmarkTable(_GeneratedRst):
                 cells += [_ratio(values.get(column), coop) for column in run["table"]["columns"]]
             lines += ["   * - " + cells[0]] + [f"     - {cell}" for cell in cells[1:]]
         lines.append("")
-        for tk, run in runs.items():
-            meta = run.get("meta", {})
-            lines.append(f"* {tk}: {meta.get('device', '?')} (sm {meta.get('cc', '?')}), {meta.get('toolkit', '?')}, "
-                         f"{meta.get('compiler', '?')}; commit {meta.get('commit', '?')}, {meta.get('date', '?')}; "
-                         f"``{meta.get('command', '?')}``")
+        lines += [_meta_line(tk, run.get("meta", {})) for tk, run in runs.items()]
         return lines + [""]
 
 
@@ -119,8 +129,55 @@ class CoopCompileLatency(_GeneratedRst):
         return lines
 
 
+class CoopLaunchOverhead(_GeneratedRst):
+    """``.. coop-launch-overhead:: performance/<run>``: host microseconds per launch
+    (``launch_overhead.py``), cuda.coop against the same kernel without it, per toolkit."""
+
+    required_arguments = 1
+    CASES = {"1d": "1-D block of 128", "3d": "3-D block 8x4x4", "ipt_arg": "``items_per_thread`` argument"}
+
+    def rst_lines(self):
+        runs = _runs(self, "launch_overhead")
+        lines = [".. list-table:: host microseconds per launch (cuda.coop / the same kernel without it)",
+                 "   :header-rows: 1", "", "   * - case"] + [f"     - {tk}" for tk in runs]
+        for case, title in self.CASES.items():
+            lines.append(f"   * - {title}")
+            for run in runs.values():
+                us = run["us_per_launch"]
+                lines.append(f"     - {us[f'coop_{case}']:.1f} / {us[f'plain_{case}']:.1f}")
+        lines.append("")
+        lines += [_meta_line(tk, run.get("meta", {})) for tk, run in runs.items()]
+        return lines + [""]
+
+
+class CoopCheckCost(_GeneratedRst):
+    """``.. coop-check-cost:: performance/<run>``: the run-time checks' device cost
+    (``check_cost.py``): checked over unchecked milliseconds, batched and per launch."""
+
+    required_arguments = 1
+
+    def rst_lines(self):
+        runs = _runs(self, "checks")
+        lines = [".. list-table:: checked ms / unchecked ms (above 1.00: what the checks cost)",
+                 "   :header-rows: 1", "", "   * - kernel"]
+        for tk in runs:
+            lines += [f"     - {tk} unchecked ms", f"     - {tk} batched", f"     - {tk} per launch"]
+        first = next(iter(runs.values()))
+        for kernel in (k for k in first if k != "meta"):
+            lines.append(f"   * - {kernel}")
+            for run in runs.values():
+                row = run.get(kernel, {})
+                lines += [f"     - {row['unchecked_ms']:.4f}", f"     - {row['ratio']:.3f}",
+                          f"     - {row['per_launch_ratio']:.3f}"] if row else ["     - n/a"] * 3
+        lines.append("")
+        lines += [_meta_line(tk, run.get("meta", {})) for tk, run in runs.items()]
+        return lines + [""]
+
+
 def setup(app):
     app.add_directive("coop-benchmark-table", CoopBenchmarkTable)
+    app.add_directive("coop-launch-overhead", CoopLaunchOverhead)
+    app.add_directive("coop-check-cost", CoopCheckCost)
     app.add_directive("coop-load-store-benchmark", CoopLoadStoreBenchmark)
     app.add_directive("coop-compile-latency", CoopCompileLatency)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -189,3 +189,22 @@ def test_packaging_pin_table_matches_ci_pins():
     shown = {key: (cu12, cu13) for key, cu12, cu13 in rows}
     want = {key: (str(pins["cu12"][key]), str(pins["cu13"][key])) for key in pins["cu12"] if key != "cuda_major"}
     assert shown == want, "docs/packaging.rst's pin table differs from ci/pins.toml"
+
+
+def test_every_benchmark_table_names_a_recorded_run():
+    """A ``coop-benchmark-table`` renders a run the device recorded: its JSON holds the table's
+    rows and says where and when it ran (docs/_ext/coop_bench_tables.py)."""
+    import json
+
+    used = [(path, folder, family) for path, text in RST.items()
+            for folder, family in re.findall(r"^\.\. coop-benchmark-table:: (\S+) (\S+)", text, re.M)]
+    for path, folder, family in used:
+        runs = [DOCS / folder / tk / f"bench_{family}.json" for tk in ("cu13", "cu12")]
+        runs = [run for run in runs if run.is_file()]
+        assert runs, f"{path.name}: no recorded bench_{family}.json under {folder}"
+        for run in runs:
+            data = json.loads(run.read_text())
+            assert data["table"]["rows"], run
+            assert all(row["coop"] for row in data["table"]["rows"].values()), run
+            meta = data["meta"]
+            assert meta["commit"] != "unknown" and meta["date"] and meta["device"].startswith("NVIDIA"), run
