@@ -23,7 +23,8 @@
 #              checks and the features, on both compilers (SANITIZE_ARGS adds options); its logs
 #              are packed into one sanitize-cuXX.tgz ($OUT returns a few files only)
 #   checkcost  benchmarks/check_cost.py: the run-time checks' device cost (checked / CUDA_COOP_CHECKED=0)
-#   bench      benchmarks/run_all.py: every family against CUB built by nvcc (BENCH_ARGS picks some)
+#   bench      benchmarks/run_all.py: every family against CUB built by nvcc (BENCH_ARGS picks some);
+#              set COOP_BENCH_COMMIT=<commit> to name the tree in each JSON (the device's copy has no .git)
 set -uo pipefail
 major="$1"; shift
 out="${OUT:-gpu-evidence}"; mkdir -p "$out"
