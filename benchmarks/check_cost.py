@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import import_source, run_meta, time_kernel, write_results  # noqa: E402
+from common import current_device_meta, import_source, time_kernel, write_results  # noqa: E402
 
 THREADS = 256
 
@@ -141,9 +141,7 @@ def main(argv=None) -> int:
                          "items_per_thread": ipt}
         print(f"{name:<14}{med['unchecked']:>14.4f}{med['checked']:>12.4f}{ratio:>8.3f}"
               f"{one['unchecked']:>16.4f}{one['checked']:>14.4f}{ratio1:>8.3f}" + ("" if same else "  OUTPUTS DIFFER"))
-    device = cuda.get_current_device()
-    results["meta"] = run_meta(str(device.name.decode() if isinstance(device.name, bytes) else device.name),
-                               tuple(device.compute_capability))
+    results["meta"] = current_device_meta(cuda)
     write_results("checks", results)
     return 0 if all(r["same_output"] for name, r in results.items() if name != "meta") else 1
 

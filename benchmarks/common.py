@@ -396,7 +396,14 @@ def toolkit_line(tc) -> str:
             f"CCCL {tc.cccl_version_str}")
 
 
-def run_meta(device: str, cc) -> dict:
+def current_device_meta(cuda, compiler: str | None = None) -> dict:
+    """:func:`run_meta` of ``cuda``'s current device (either compiler's ``cuda`` module)."""
+    device = cuda.get_current_device()
+    name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+    return run_meta(name, tuple(device.compute_capability), compiler)
+
+
+def run_meta(device: str, cc, compiler: str | None = None) -> dict:
     """Where and when a benchmark ran, recorded in its JSON as ``meta`` so a table rendered
     from it (docs/_ext, ``coop-benchmark-table``) can say so: UTC date, device, toolkit,
     compiler, the commit (``COOP_BENCH_COMMIT``, else ``git rev-parse``; a device's copy of the
@@ -413,7 +420,7 @@ def run_meta(device: str, cc) -> dict:
                                     cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
         except (OSError, subprocess.SubprocessError):
             commit = None
-    compiler = KERNEL_COMPILER
+    compiler = compiler or KERNEL_COMPILER
     try:
         compiler += " " + importlib.metadata.version(compiler)
     except importlib.metadata.PackageNotFoundError:

@@ -30,7 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import COMPILER_IMPORTS, compiler_cuda, for_compiler, import_source, run_meta, write_results  # noqa: E402
+from common import (  # noqa: E402
+    COMPILER_IMPORTS, compiler_cuda, current_device_meta, for_compiler, import_source, write_results,
+)
 
 ITEMS = 4
 THREADS_1D = 128
@@ -139,10 +141,8 @@ def main(argv=None) -> dict:
     dst = cuda.device_array(n, dtype=np.int32)
     launches = cases(ns, src, dst)
     chosen = args.only or list(launches)
-    device = cuda.get_current_device()
     report = {"compiler": args.compiler, "launches": args.launches, "repeat": args.repeat, "us_per_launch": {},
-              "meta": run_meta(str(device.name.decode() if isinstance(device.name, bytes) else device.name),
-                               tuple(device.compute_capability))}
+              "meta": current_device_meta(cuda, args.compiler)}
     for name in chosen:
         dst[:] = -1
         us = per_launch_us(launches[name], args.launches, args.repeat, cuda.synchronize)

@@ -174,3 +174,4 @@ def test_run_meta_names_the_run(common, monkeypatch):
     assert meta["date"].endswith(" UTC") and meta["compiler"].startswith("numba-cuda-mlir")
     monkeypatch.delenv("COOP_BENCH_COMMIT")
     assert common.run_meta("x", (8, 0))["commit"]  # git's, or "unknown" outside a checkout
+    assert common.run_meta("x", (8, 0), "numba-cuda")["compiler"].startswith("numba-cuda")
