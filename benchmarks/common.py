@@ -399,8 +399,12 @@ def toolkit_line(tc) -> str:
 def current_device_meta(cuda, compiler: str | None = None) -> dict:
     """:func:`run_meta` of ``cuda``'s current device (either compiler's ``cuda`` module)."""
     device = cuda.get_current_device()
-    name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
-    return run_meta(name, tuple(device.compute_capability), compiler)
+    return run_meta(device_name(device), tuple(device.compute_capability), compiler)
+
+
+def device_name(device) -> str:
+    """A device's name as text (numba-cuda-mlir and classic numba-cuda give bytes or str)."""
+    return device.name.decode() if isinstance(device.name, bytes) else str(device.name)
 
 
 def run_meta(device: str, cc, compiler: str | None = None) -> dict:

@@ -45,6 +45,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import toolkit_line  # noqa: E402
 
 SCRIPT = textwrap.dedent('''
     import json, sys, time
@@ -129,6 +134,12 @@ def run(kernels: str, env: dict, variant: str = "") -> dict:
     return json.loads(line[-1][7:])
 
 
+def in_new_cache(kernels: str, variant: str = "", **env) -> dict:
+    """:func:`run` with a provider cache of its own, empty (``env`` adds variables)."""
+    with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
+        return run(kernels, {"CUDA_COOP_CACHE_DIR": cache, **env}, variant)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -139,15 +150,13 @@ def main(argv=None):
     def add(key, value):
         samples.setdefault(key, []).append(value)
 
-    with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-        run("plain,first", {"CUDA_COOP_CACHE_DIR": cache})  # untimed: writes the bytecode
+    in_new_cache("plain,first")  # untimed: writes the bytecode
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
             env = {"CUDA_COOP_CACHE_DIR": cache}
-            with tempfile.TemporaryDirectory(prefix="coop-latency-") as own:
-                # A cache of its own: a process that compiled nothing leaves a note that keeps
-                # later processes of that cache from building the PCH early (core/pch.py).
-                r = run("plain", {"CUDA_COOP_CACHE_DIR": own})
+            # A cache of its own: a process that compiled nothing leaves a note that keeps
+            # later processes of that cache from building the PCH early (core/pch.py).
+            r = in_new_cache("plain")
             add("import", r["import_s"])
             add("compiler initialization (a first trivial kernel)", r["init_s"])
             add("plain kernel (no cuda.coop)", r["plain_s"])
@@ -158,32 +167,21 @@ def main(argv=None):
             add("same CUB calls again (memory cache)", r["repeat_s"])
             r = run("first", env)
             add("warm disk cache, new process", r["first_s"])
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            r = run("first", {"CUDA_COOP_CACHE_DIR": cache}, "cccl-default-unroll")
-            add("cold, CCCL's default unroll limit (before #15)", r["first_s"])
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            r = run("first,second,third", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"})
-            add("cold, CUDA_COOP_NVRTC_PCH=0 (no early PCH)", r["first_s"])
-            add("third kernel, CUDA_COOP_NVRTC_PCH=0", r["third_s"])
+        add("cold, CCCL's default unroll limit (before #15)", in_new_cache("first", "cccl-default-unroll")["first_s"])
+        r = in_new_cache("first,second,third", CUDA_COOP_NVRTC_PCH="0")
+        add("cold, CUDA_COOP_NVRTC_PCH=0 (no early PCH)", r["first_s"])
+        add("third kernel, CUDA_COOP_NVRTC_PCH=0", r["third_s"])
         # The first kernel of a process, the compiler's initialization included, as a
         # program that imports and launches meets it.
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            add("first kernel of a process: plain", run("plain", {"CUDA_COOP_CACHE_DIR": cache}, "first-kernel")["plain_s"])
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            add("first kernel of a process: cold coop", run("first", {"CUDA_COOP_CACHE_DIR": cache}, "first-kernel")["first_s"])
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0",
-                run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "0"}, "first-kernel")["first_s"])
+        add("first kernel of a process: plain", in_new_cache("plain", "first-kernel")["plain_s"])
+        add("first kernel of a process: cold coop", in_new_cache("first", "first-kernel")["first_s"])
+        add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=0",
+            in_new_cache("first", "first-kernel", CUDA_COOP_NVRTC_PCH="0")["first_s"])
         # The early PCH whatever the CPUs (auto leaves it out below 4 usable CPUs).
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early",
-                run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "early"}, "first-kernel")["first_s"])
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            add("cold, CUDA_COOP_NVRTC_PCH=early",
-                run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "early"})["first_s"])
-        with tempfile.TemporaryDirectory(prefix="coop-latency-") as cache:
-            r = run("first", {"CUDA_COOP_CACHE_DIR": cache, "CUDA_COOP_NVRTC_PCH": "1"})
-            add("cold with CUDA_COOP_NVRTC_PCH=1", r["first_s"])
+        add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early",
+            in_new_cache("first", "first-kernel", CUDA_COOP_NVRTC_PCH="early")["first_s"])
+        add("cold, CUDA_COOP_NVRTC_PCH=early", in_new_cache("first", CUDA_COOP_NVRTC_PCH="early")["first_s"])
+        add("cold with CUDA_COOP_NVRTC_PCH=1", in_new_cache("first", CUDA_COOP_NVRTC_PCH="1")["first_s"])
     import numba_cuda_mlir
 
     from cuda.coop.core.toolchain import toolchain
@@ -196,8 +194,7 @@ def main(argv=None):
         "date": datetime.date.today().isoformat(),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                    f"Python {platform.python_version()}",
-        "toolchain": f"NVRTC {'.'.join(map(str, tc.nvrtc_version))}, nvJitLink "
-                     f"{'.'.join(map(str, tc.nvjitlink_version))}, CCCL {tc.cccl_version_str}",
+        "toolchain": toolkit_line(tc),
         "numba_cuda_mlir": numba_cuda_mlir.__version__,
         "repeat": args.repeat,
         "median_s": {k: statistics.median(v) for k, v in samples.items()},

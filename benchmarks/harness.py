@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import common  # KERNEL_COMPILER, read at run time
 from common import (
-    COMPILER_IMPORTS, _flat, build_nvrtc_kernels, compile_latency, compiler_cuda, latency_over_plain,
+    COMPILER_IMPORTS, _flat, build_nvrtc_kernels, compile_latency, compiler_cuda, device_name, latency_over_plain,
     nvcc_baseline_ms, per_launch_table, print_ratio_table, run_meta, specialize, time_kernel, use_compiler,
     write_results,
 )
@@ -249,7 +249,7 @@ def configure(family: Family, argv=None, device=True):
 
         dev = cuda.get_current_device()
         info = SimpleNamespace(sms=dev.MULTIPROCESSOR_COUNT, cc=tuple(dev.compute_capability),
-                               name=dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name))
+                               name=device_name(dev))
     cfg.sms, cfg.cc, cfg.device = info.sms, info.cc, info.name
     cfg.arch = f"sm_{cfg.cc[0]}{cfg.cc[1]}"
     return cfg

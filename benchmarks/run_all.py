@@ -17,8 +17,9 @@ Each benchmark runs in its own process (``python benchmarks/bench_<name>.py`` wi
 default sizes) and writes ``bench_<name>.json`` to ``--out`` (default ``$OUT``, else
 ``bench-results/``), with the run's device, toolkit, commit and date in its ``meta``
 (``COOP_BENCH_COMMIT`` names the commit where the tree has no ``.git``). The benchmarks
-need a CUDA device; without one this script stops before running any. They also compare with CUB built by nvcc: a benchmark run without
-nvcc silently drops that baseline, so nvcc is required unless ``--allow-no-nvcc``.
+need a CUDA device; without one this script stops before running any. They also compare
+with CUB built by nvcc: a benchmark run without nvcc silently drops that baseline, so nvcc
+is required unless ``--allow-no-nvcc``.
 Prints one PASS/FAIL line per benchmark; exit status 1 when any failed.
 """
 
