@@ -45,8 +45,11 @@ def test_check_only_in_checked_provider():
     # The report names the call and the user's line, then the argument and its range.
     assert ('range_failed("coop.load(coop.this_block(), ...) at my_kernels.py:42 in kernel", "valid_items", '
             '(long long)(valid_items), (long long)(0), (long long)(TILE));') in checked.source
+    # Against 0, one unsigned comparison: a negative count is above any tile.
+    assert "if ((unsigned long long)(valid_items) > (unsigned long long)(TILE)) " in checked.source
     # The unchecked clamp is still there after the check: the check adds, it changes nothing else.
-    assert "valid_items >= TILE" in plain.source and "valid_items >= TILE" in checked.source
+    clamp = "(unsigned long long)valid_items <= (unsigned long long)TILE ? (int)valid_items"
+    assert clamp in plain.source and clamp in checked.source
     assert plain.symbol != checked.symbol
 
 

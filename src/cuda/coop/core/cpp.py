@@ -65,7 +65,10 @@ static __device__ __noinline__ bool claim_report() { return atomicCAS(&reporting
 
 // The other failing threads wait, boundedly, for the reporter's trap to end the launch:
 // a trap of theirs could end it before the report is out.
-static __device__ __noinline__ void fail(bool reporter) {
+// [[noreturn]]: the code after a failed check's call is unreachable, so the compiler
+// needs no reconvergence point around the call and may assume the checked range
+// afterwards (a clamp that follows a check folds away).
+[[noreturn]] static __device__ __noinline__ void fail(bool reporter) {
   if (reporter) {
     __threadfence_system();
   } else {
@@ -76,23 +79,24 @@ static __device__ __noinline__ void fail(bool reporter) {
     }
   }
   __trap();
+  __builtin_unreachable();
 }
 
-static __device__ __noinline__ void range_failed(const char* call, const char* arg, long long value,
+[[noreturn]] static __device__ __noinline__ void range_failed(const char* call, const char* arg, long long value,
                                                  long long lo, long long hi) {
   const bool reporter = claim_report();
   if (reporter) printf("cuda.coop: %s: %s=%lld is outside [%lld, %lld]\\n", call, arg, value, lo, hi);
   fail(reporter);
 }
 
-static __device__ __noinline__ void item_failed(const char* call, const char* arg, long long index,
+[[noreturn]] static __device__ __noinline__ void item_failed(const char* call, const char* arg, long long index,
                                                 long long value, const char* rule) {
   const bool reporter = claim_report();
   if (reporter) printf("cuda.coop: %s: %s[%lld]=%lld %s\\n", call, arg, index, value, rule);
   fail(reporter);
 }
 
-static __device__ __noinline__ void above_failed(const char* call, const char* what, unsigned long long value,
+[[noreturn]] static __device__ __noinline__ void above_failed(const char* call, const char* what, unsigned long long value,
                                                  unsigned long long limit, const char* rule) {
   const bool reporter = claim_report();
   if (reporter) printf("cuda.coop: %s: %s=%llu is above %llu %s\\n", call, what, value, limit, rule);
@@ -122,8 +126,15 @@ def _c_string(text: str) -> str:
 
 def check_range(plan: CallPlan, arg: str, value: str, lo: str, hi: str) -> str:
     """C++ (checked mode): fail unless ``lo <= value <= hi`` (64-bit signed expressions,
-    compared before any narrowing)."""
-    return (f"if ((long long)({value}) < (long long)({lo}) || (long long)({value}) > (long long)({hi})) "
+    compared before any narrowing).
+
+    With ``lo`` 0 the test is one unsigned comparison (a negative value is above any
+    ``hi``), which every ``hi`` given with it (a tile, a length) allows: none is negative."""
+    if lo == "0":
+        test = f"(unsigned long long)({value}) > (unsigned long long)({hi})"
+    else:
+        test = f"(long long)({value}) < (long long)({lo}) || (long long)({value}) > (long long)({hi})"
+    return (f"if ({test}) "
             f"cuda_coop_checked::range_failed({_c_string(check_label(plan))}, {_c_string(arg)}, "
             f"(long long)({value}), (long long)({lo}), (long long)({hi}));")
 

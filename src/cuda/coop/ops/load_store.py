@@ -335,10 +335,18 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     if has_vi:
         if plan.checked:
             body.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
-        # Clamp in 64 bits before narrowing to CUB's int; a full tile takes the
-        # unguarded path, which is what a grid-stride loop passes for most tiles.
-        body.append("if (valid_items >= TILE) { " + full + " } else { "
-                    "int vi = valid_items < 0 ? 0 : (int)valid_items; " + partial + " }")
+        if algo_name == "vectorize":
+            # Only a full tile can take the vector accesses.
+            body.append("if (valid_items >= TILE) { " + full + " } else { "
+                        "int vi = valid_items < 0 ? 0 : (int)valid_items; " + partial + " }")
+        else:
+            # One guarded call, the count clamped to [0, TILE] in 64 bits before narrowing to
+            # CUB's int: on a full tile its per-item predicates are all true, and no branch
+            # between an unguarded and a guarded copy sits in front of the memory accesses
+            # (a latency-bound loop, such as one block walking an array, pays for each one).
+            body.append("const int vi = (unsigned long long)valid_items <= (unsigned long long)TILE ? "
+                        "(int)valid_items : valid_items < 0 ? 0 : (int)TILE;")
+            body.append(partial)
     else:
         body.append(full)
     return CppProvider(headers=_HEADERS[(op, kind)], decls="\n".join(decls), body="\n".join(body))
