@@ -410,20 +410,15 @@ def device_name(device) -> str:
 def run_meta(device: str, cc, compiler: str | None = None) -> dict:
     """Where and when a benchmark ran, recorded in its JSON as ``meta`` so a table rendered
     from it (docs/_ext, ``coop-benchmark-table``) can say so: UTC date, device, toolkit,
-    compiler, the commit (``COOP_BENCH_COMMIT``, else ``git rev-parse``; a device's copy of the
-    tree may have no ``.git``) and the command line."""
+    compiler, the commit (``COOP_BENCH_COMMIT``, else git's HEAD, marked ``-modified`` where
+    tracked files differ from it; a device's copy of the tree may have no ``.git`` or a stale
+    one) and the command line."""
     import datetime
     import importlib.metadata
 
     from cuda.coop.core.toolchain import toolchain
 
-    commit = os.environ.get("COOP_BENCH_COMMIT")
-    if not commit:
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                    cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
-        except (OSError, subprocess.SubprocessError):
-            commit = None
+    commit = os.environ.get("COOP_BENCH_COMMIT") or _git_commit()
     compiler = compiler or KERNEL_COMPILER
     try:
         compiler += " " + importlib.metadata.version(compiler)
@@ -433,6 +428,22 @@ def run_meta(device: str, cc, compiler: str | None = None) -> dict:
             "device": device, "cc": f"{cc[0]}.{cc[1]}", "toolkit": toolkit_line(toolchain()),
             "compiler": compiler, "commit": commit or "unknown",
             "command": " ".join(["python", _relative(sys.argv[0]), *sys.argv[1:]])}
+
+
+def _git_commit(where: Path | None = None) -> str | None:
+    """HEAD of the checkout, with ``-modified`` when tracked files differ from it: a copy of
+    a working tree (the device's) can carry a ``.git`` whose HEAD is older than its files."""
+    here = where or Path(__file__).parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=here, timeout=10).stdout.strip()
+        if not head:
+            return None
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                 text=True, cwd=here, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}-modified" if changed else head
 
 
 def _relative(path: str) -> str:

@@ -175,3 +175,25 @@ def test_run_meta_names_the_run(common, monkeypatch):
     monkeypatch.delenv("COOP_BENCH_COMMIT")
     assert common.run_meta("x", (8, 0))["commit"]  # git's, or "unknown" outside a checkout
     assert common.run_meta("x", (8, 0), "numba-cuda")["compiler"].startswith("numba-cuda")
+
+
+@pytest.mark.unit
+def test_run_meta_marks_files_that_differ_from_head(common, tmp_path):
+    """A copy of a working tree with an older ``.git`` (the device's) must not name that HEAD
+    as the commit of what ran."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("no git on this machine")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f.txt").write_text("one")
+    subprocess.run([*git, "add", "f.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert common._git_commit(tmp_path) == head
+    (tmp_path / "untracked.txt").write_text("not the tree's")
+    assert common._git_commit(tmp_path) == head
+    (tmp_path / "f.txt").write_text("two")
+    assert common._git_commit(tmp_path) == f"{head}-modified"
