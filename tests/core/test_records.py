@@ -119,3 +119,30 @@ def test_methods_the_class_defines_stay_and_undocumented_classes_get_a_signature
 
             def __setattr__(self, name, value):
                 object.__setattr__(self, name, value)
+
+
+def test_one_field_and_no_compared_field_compare_and_hash_as_dataclass():
+    """Equality and hash go through the tuple of compared fields even for one field (a NaN
+    held by both compares equal through the tuple's identity check, as in dataclass)."""
+    def single():
+        class One:
+            value: float
+
+        return One
+
+    reference, ours = dataclasses.dataclass(frozen=True)(single()), record(single())
+    nan = float("nan")
+    assert (ours(nan) == ours(nan)) == (reference(nan) == reference(nan))
+    assert ours(2.0) == ours(2.0) and ours(2.0) != ours(3.0)
+    assert hash(ours(2.0)) == hash(reference(2.0))
+
+    def nothing():
+        class Nothing:
+            handle: object = dataclasses.field(default=None, compare=False)
+
+        return Nothing
+
+    reference, ours = dataclasses.dataclass(frozen=True)(nothing()), record(nothing())
+    assert ours(1) == ours(2) and (reference(1) == reference(2))
+    assert hash(ours(1)) == hash(reference(1))
+    assert repr(ours(1)).split("(", 1)[1] == repr(reference(1)).split("(", 1)[1]

@@ -1,23 +1,26 @@
-"""``@record``: a frozen dataclass whose methods are compiled in one ``exec`` instead of six.
+"""``@record``: a frozen dataclass that costs less to define than ``@dataclass(frozen=True)``.
 
 cuda-coop describes every call with frozen dataclasses (core/spec.py, each family's params),
-and a kernel's first cooperative compile imports them.  Python before 3.13 compiles each
-generated method of a dataclass separately (``__init__``, ``__repr__``, ``__eq__``,
-``__hash__``, ``__setattr__``, ``__delattr__``): 23 classes made ``import cuda.coop.core.spec``
-take 18 ms on the 2-core machine, a third of a warm first compile's cost over a kernel
-without cuda.coop (docs/performance.rst, "Compile latency").
+and a kernel's first cooperative compile imports them, in every process.  Python before
+3.13 compiles each generated method of a dataclass from source separately (``__init__``,
+``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``): 23 classes made
+``import cuda.coop.core.spec`` take 18 ms on the 2-core machine, a third of a warm first
+compile's cost over a kernel without cuda.coop (docs/performance.rst, "Compile latency").
 
-``record`` keeps what ``@dataclass(frozen=True)`` gives (fields, ``dataclasses.fields`` /
-``replace``, ``field(default=..., default_factory=..., compare=False, hash=False,
-repr=False)``, ``kw_only``, ``__post_init__``, a ``__repr__`` the class defines itself,
-``FrozenInstanceError`` on assignment, equality and hash over the compared fields) and
-writes the methods' source once.  ``tests/core/test_records.py`` compares it with
-``dataclass(frozen=True)`` case by case.
+``record`` compiles ``__init__`` alone (its parameters are the fields) and makes the other
+methods closures over the field names (``operator.attrgetter`` for equality and hash), so
+a class costs no compile beyond one short function.  It keeps what
+``@dataclass(frozen=True)`` gives (fields, ``dataclasses.fields`` / ``replace``,
+``field(default=..., default_factory=..., compare=False, hash=False, repr=False)``,
+``kw_only``, ``__post_init__``, a ``__repr__`` the class defines itself,
+``FrozenInstanceError`` on assignment, equality and hash over the compared fields).
+``tests/core/test_records.py`` compares it with ``dataclass(frozen=True)`` case by case.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import operator
 
 __all__ = ["record"]
 
@@ -39,6 +42,47 @@ def record(cls=None, /, *, kw_only: bool = False):
     return _make(cls, kw_only)
 
 
+def _fields_of(names):
+    """An instance's tuple of the ``names`` fields, which dataclass compares and hashes."""
+    if not names:
+        return lambda self: ()
+    if len(names) == 1:
+        get = operator.attrgetter(names[0])
+        return lambda self: (get(self),)
+    return operator.attrgetter(*names)
+
+
+def _field_methods(cls, compared, hashed, shown) -> dict:
+    """``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__`` and ``__repr__`` as
+    ``dataclass(frozen=True)`` writes them."""
+    compared_of, hashed_of = _fields_of(compared), _fields_of(hashed)
+    shown = tuple(shown)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return compared_of(self) == compared_of(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(hashed_of(self))
+
+    def __setattr__(self, name, value):
+        if type(self) is cls or name in cls.__dataclass_fields__:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if type(self) is cls or name in cls.__dataclass_fields__:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    def __repr__(self):
+        return f"{self.__class__.__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+
+    return {"__eq__": __eq__, "__hash__": __hash__, "__setattr__": __setattr__, "__delattr__": __delattr__,
+            "__repr__": __repr__}
+
+
 def _make(cls, kw_only: bool):
     documented = cls.__doc__ is not None
     own = dict(vars(cls))  # what the class body defines, before dataclass() adds anything
@@ -56,8 +100,7 @@ def _make(cls, kw_only: bool):
         raise TypeError(f"@record {cls.__qualname__}: InitVar and ClassVar fields are not supported")
     # dataclass's order: positional fields first, keyword-only ones after.
     fields = sorted(dataclasses.fields(cls), key=lambda f: bool(f.kw_only))
-    namespace = {"_cls": cls, "_object_setattr": object.__setattr__, "FrozenInstanceError":
-                 dataclasses.FrozenInstanceError, "_FACTORY": _FACTORY}
+    namespace = {"_object_setattr": object.__setattr__, "_FACTORY": _FACTORY}
     params, body = [], []
     keyword_only_started = False
     for f in fields:
@@ -90,34 +133,14 @@ def _make(cls, kw_only: bool):
     hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
     shown = [f.name for f in fields if f.repr]
 
-    def values(names, of):
-        return "(" + "".join(f"{of}.{n}, " for n in names) + ")"
-
-    source = [
-        f"def __init__(self, {', '.join(params)}):",
-        *(body or ["    pass"]),
-        "def __eq__(self, other):",
-        "    if other.__class__ is self.__class__:",
-        f"        return {values(compared, 'self')} == {values(compared, 'other')}",
-        "    return NotImplemented",
-        "def __hash__(self):",
-        f"    return hash({values(hashed, 'self')})",
-        "def __setattr__(self, name, value):",
-        "    if type(self) is _cls or name in _cls.__dataclass_fields__:",
-        "        raise FrozenInstanceError(f'cannot assign to field {name!r}')",
-        "    super(_cls, self).__setattr__(name, value)",
-        "def __delattr__(self, name):",
-        "    if type(self) is _cls or name in _cls.__dataclass_fields__:",
-        "        raise FrozenInstanceError(f'cannot delete field {name!r}')",
-        "    super(_cls, self).__delattr__(name)",
-        "def __repr__(self):",
-        "    return f'{self.__class__.__qualname__}(" + ", ".join(f"{n}={{self.{n}!r}}" for n in shown) + ")'",
-    ]
+    source = [f"def __init__(self, {', '.join(params)}):", *(body or ["    pass"])]
+    # Only __init__ is compiled (its parameters are the fields); the other methods are
+    # closures over the field names, which costs no compile at import.
     exec("\n".join(source), namespace)  # noqa: S102 - our own text, built from field names
-    for method in ("__init__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__repr__"):
+    methods = {"__init__": namespace["__init__"], **_field_methods(cls, compared, hashed, shown)}
+    for method, function in methods.items():
         if method in own:
             continue  # the class's own, which dataclass leaves in place too
-        function = namespace[method]
         if method == "__init__":  # its signature reads as dataclass's
             function.__annotations__ = {**{f.name: f.type for f in fields if f.init}, "return": None}
         function.__qualname__ = f"{cls.__qualname__}.{method}"
