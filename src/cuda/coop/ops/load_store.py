@@ -118,9 +118,10 @@ def load(group, source, output, /, *, algorithm="direct", valid_items=None, oob_
         the striped layout, all others the blocked layout.
     valid_items : int, optional
         Number of valid items in the group's tile (a runtime value, uniform
-        across the group).  Values below 0 count as 0 and values of at least the
-        tile size as a full tile.  Slots past the valid items are left unchanged,
-        or set to ``oob_default``.
+        across the group).  A value outside ``[0, tile size]`` stops the launch
+        with a report (the run-time checks, on by default); with
+        ``CUDA_COOP_CHECKED=0`` it is clamped to that range.  Slots past the
+        valid items are left unchanged, or set to ``oob_default``.
     oob_default : scalar, optional
         Value for slots past ``valid_items``; requires ``valid_items``.
     offset : int, optional

@@ -78,8 +78,10 @@ def merge_sort_keys(group, keys, /, *, descending=False, valid_items=None, oob_d
         Largest key first.  Default ascending.
     valid_items : int, optional
         Only the first ``valid_items`` keys of the tile are sorted (a runtime
-        value, uniform across the group; below 0 counts as 0, at least the tile
-        size as a full tile).  No sentinel is needed.
+        value, uniform across the group).  A value outside ``[0, tile size]``
+        stops the launch with a report (the run-time checks, on by default);
+        with ``CUDA_COOP_CHECKED=0`` it is clamped to that range.  No sentinel
+        is needed.
     oob_default : scalar, optional
         Requires ``valid_items``.  Result slots past ``valid_items`` are set to
         it; without it they are unspecified.

@@ -77,8 +77,9 @@ def adjacent_difference(block, values, /, *, direction="left", valid_items=None,
     valid_items : int, optional
         Run time, block-uniform.  Only the first ``valid_items`` positions form
         the tile: the others are copied unchanged, and the last valid position has
-        no right neighbour.  Values below 0 count as 0, values of at least the
-        tile size as a full tile.
+        no right neighbour.  A value outside ``[0, tile size]`` stops the launch
+        with a report (the run-time checks, on by default); with
+        ``CUDA_COOP_CHECKED=0`` it is clamped to that range.
     tile_predecessor_item : scalar, optional (``"left"`` only)
         The item before position 0; without it position 0 is copied unchanged.
     tile_successor_item : scalar, optional (``"right"`` only)
@@ -119,8 +120,10 @@ def discontinuity(block, values, /, *, mode="heads", valid_items=None, tile_pred
     valid_items : int, optional
         Run time, block-uniform.  Only the first ``valid_items`` positions form
         the tile: flags past them are 0 and the last valid position is a tail.
-        Values below 0 count as 0, values of at least the tile size as a full
-        tile.  (CUB flags full tiles only; this is applied on top.)
+        A value outside ``[0, tile size]`` stops the launch with a report (the
+        run-time checks, on by default); with ``CUDA_COOP_CHECKED=0`` it is
+        clamped to that range.  (CUB flags full tiles only; this is applied on
+        top.)
     tile_predecessor_item : scalar, optional (``"heads"``, ``"heads_and_tails"``)
         The item before position 0.  Without it position 0 is always a head.
     tile_successor_item : scalar, optional (``"tails"``, ``"heads_and_tails"``)
