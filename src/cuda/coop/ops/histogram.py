@@ -113,7 +113,9 @@ def histogram(block, samples, /, *, bins, bins_per_thread=None, counter_dtype=No
         counts.
     valid_items : int, optional
         Runtime count of valid samples in the tile (uniform across the block);
-        later samples are not counted.  Below 0 counts as 0.
+        later samples are not counted.  Outside ``[0, tile size]`` the launch
+        stops with a report (the run-time checks, on by default); with
+        ``CUDA_COOP_CHECKED=0`` below 0 counts as 0.
     layout : {"blocked", "striped"}
         Which tile position slot ``i`` of thread ``t`` holds, for
         ``valid_items``: ``t*K + i`` (blocked, the default) or ``t + i*G``

@@ -77,7 +77,9 @@ def radix_sort_keys(block, keys, /, *, begin_bit=0, end_bit=None, descending=Fal
         Sort by bits ``[begin_bit, end_bit)`` of the order-preserving key
         transformation (default: all bits).  Compile-time values must satisfy
         ``0 <= begin_bit < end_bit <= key bits``.  Runtime values (uniform
-        across the block) are clamped to ``[0, key bits]``; an empty range
+        across the block) must satisfy it too, or the launch stops with a report
+        (the run-time checks, on by default); with ``CUDA_COOP_CHECKED=0`` they
+        are clamped to ``[0, key bits]`` instead, and an empty range
         (``end_bit <= begin_bit`` after clamping) sorts by no bits and keeps the
         tile order.
     descending : bool, compile-time
@@ -89,7 +91,8 @@ def radix_sort_keys(block, keys, /, *, begin_bit=0, end_bit=None, descending=Fal
         blocked rearrangement.
     valid_items : int, optional
         Only the first ``valid_items`` keys of the tile are sorted (a runtime
-        value, uniform across the block, clamped to ``[0, N]``); the sorted keys
+        value, uniform across the block; outside ``[0, N]`` the launch stops with
+        a report, or with ``CUDA_COOP_CHECKED=0`` it is clamped); the sorted keys
         take sorted positions ``0 .. valid_items - 1``.  No sentinel is needed
         (cuda-coop pads with a key that sorts last, and the sort is stable).
     oob_default : scalar, optional
@@ -149,7 +152,10 @@ def radix_rank(block, keys, /, *, begin_bit=0, end_bit=None, radix_bits=None, de
         ``K`` keys per thread, blocked layout; any numeric dtype.  Not modified.
     begin_bit : int
         First bit of the digit: compile-time, or a runtime value (uniform across
-        the block) clamped to ``[0, key bits]``.
+        the block).  A runtime value that puts the digit outside the key
+        (``begin_bit < 0`` or ``begin_bit + radix bits > key bits``) stops the
+        launch with a report (the run-time checks, on by default); with
+        ``CUDA_COOP_CHECKED=0`` it is clamped to ``[0, key bits]``.
     end_bit, radix_bits : int, compile-time
         The digit's width is ``radix_bits``, or ``end_bit - begin_bit`` (then
         ``begin_bit`` must be compile-time); 1..8 bits, default 4.

@@ -73,11 +73,14 @@ _DOC_COMMON = """
     k : int
         By position after the operands (as in NVIDIA's cuda.coop) or as ``k=``.
         How many keys to select: compile-time (``0 <= k <= N``, checked) or a
-        runtime value uniform across the block (values below 0 select nothing,
-        values above ``N`` everything).
+        runtime value uniform across the block (outside ``[0, N]`` the launch
+        stops with a report, the run-time checks being on by default; with
+        ``CUDA_COOP_CHECKED=0`` values below 0 select nothing, values above
+        ``N`` everything).
     valid_items : int, optional
         Only the first ``valid_items`` keys of the tile take part (a runtime
-        value, uniform across the block, clamped to ``[0, N]``).
+        value, uniform across the block; outside ``[0, N]`` the launch stops with
+        a report, or with ``CUDA_COOP_CHECKED=0`` it is clamped).
     begin_bit, end_bit : int, optional
         Compare keys by bits ``[begin_bit, end_bit)`` of their order-preserving
         transformation (as in :func:`radix_sort_keys`; default: all bits), as
