@@ -197,3 +197,27 @@ def test_run_meta_marks_files_that_differ_from_head(common, tmp_path):
     assert common._git_commit(tmp_path) == head
     (tmp_path / "f.txt").write_text("two")
     assert common._git_commit(tmp_path) == f"{head}-modified"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("compiler", ["numba-cuda-mlir", "numba-cuda"])
+def test_warm_first_profile_children(compiler, capsys):
+    """benchmarks/warm_first_profile.py's fresh processes: valid scripts for either compiler,
+    the cuda.coop one importing cuda.coop and the plain one not, profiling only on request."""
+    import sys
+
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("coop_bench_warm_first", BENCH / "warm_first_profile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    imports = {"numba-cuda-mlir": "from numba_cuda_mlir import cuda", "numba-cuda": "from numba import cuda"}
+    for kind in ("coop", "plain"):
+        for profile in ("", "/tmp/first.prof"):
+            code = module.child(kind, compiler, profile)
+            compile(code, f"<{kind}>", "exec")
+            assert imports[compiler] in code
+            assert ("from cuda import coop" in code) == (kind == "coop")
+            assert f"profile = {profile!r}" in code
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--help"])
+    assert exc.value.code == 0 and "--rounds" in capsys.readouterr().out
