@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -534,8 +535,39 @@ def compiler_cuda(compiler: str):
     return namespace["cuda"]
 
 
+# The line every latency script times its first launch with (bench_load_store.py,
+# bench_reduce.py, bench_scan.py): ``t0 = ...; <launch>; cuda.synchronize(); first = ...``.
+_FIRST_LAUNCH = re.compile(r"^t0 = time\.perf_counter\(\); .+; first = time\.perf_counter\(\) - t0$", re.M)
+
+
+def with_first_launch_profile(code: str, path) -> str:
+    """``code`` (a latency script) with its first launch run under cProfile, the profile
+    dumped to ``path``: only that line, not the imports or the data set-up."""
+    def wrap(match):
+        return (f"import cProfile; _profile = cProfile.Profile(); _profile.enable()\n{match.group(0)}\n"
+                f"_profile.disable(); _profile.dump_stats({str(path)!r})")
+
+    profiled, count = _FIRST_LAUNCH.subn(wrap, code)
+    if count != 1:
+        raise ValueError(f"a latency script times its first launch on one 't0 = ...; first = ...' line; found {count}")
+    return profiled
+
+
+def profile_listings(path, lines: int = 45) -> dict:
+    """A dumped profile's listings by cumulative and by own time."""
+    import io
+    import pstats
+
+    out = {}
+    for order in ("cumulative", "tottime"):
+        text = io.StringIO()
+        pstats.Stats(str(path), stream=text).sort_stats(order).print_stats(lines)
+        out[order] = text.getvalue()
+    return out
+
+
 def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, repeat: int = 1,
-                    compiler: str = "numba-cuda-mlir") -> dict:
+                    compiler: str = "numba-cuda-mlir", profile_dir=None) -> dict:
     """First-launch latency in fresh processes: empty provider cache, warm cache, no cuda.coop.
 
     ``code_template`` is a script with ``{coop_import}`` and ``{kernel}`` fields that
@@ -543,7 +575,11 @@ def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, rep
     with a new empty provider cache, warm with the cache the cold one filled, then the
     kernel without cuda.coop), so a drift of the machine's speed touches all three alike;
     every figure is the median over the rounds, and ``first_launch_samples_s`` keeps each
-    round's first launch.  Empty when ``COOP_BENCH_SKIP_LATENCY`` is set
+    round's first launch.  With ``profile_dir``, two more processes of the last round's
+    cache run their first launch under cProfile, the warm cuda.coop one and the one without
+    cuda.coop: ``first_launch_{warm_disk_cache,without_coop}.prof`` and their listings
+    (``*_cumulative.txt``, ``*_tottime.txt``) show where a warm first launch's time goes.
+    Empty when ``COOP_BENCH_SKIP_LATENCY`` is set
     (``run_all.py --skip-compile-latency``): the fresh processes take tens of seconds
     and measure the host, not the kernel.
     """
@@ -563,6 +599,16 @@ def compile_latency(code_template: str, coop_kernel: str, plain_kernel: str, rep
             timed_subprocess(code_template.format(coop_import=coop, kernel=coop_kernel), env))
         rounds["without_coop"].append(
             timed_subprocess(code_template.format(coop_import="", kernel=plain_kernel), env))
+    if profile_dir is not None:
+        folder = Path(profile_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, (coop_import, kernel) in {"warm_disk_cache": (coop, coop_kernel),
+                                            "without_coop": ("", plain_kernel)}.items():
+            path = folder / f"first_launch_{name}.prof"
+            script = code_template.format(coop_import=coop_import, kernel=kernel)
+            timed_subprocess(with_first_launch_profile(script, path), env)
+            for order, text in profile_listings(path).items():
+                (folder / f"first_launch_{name}_{order}.txt").write_text(text)
     import statistics
 
     out = {}

@@ -235,6 +235,8 @@ def parser(family: Family) -> argparse.ArgumentParser:
         ap.add_argument("--latency-only", action="store_true", help="only the compile-latency figures")
         ap.add_argument("--latency-repeat", type=int, default=1,
                         help="rounds of the three fresh processes (cold, warm, without cuda.coop); medians")
+        ap.add_argument("--latency-profile", metavar="DIR",
+                        help="also profile one warm first launch and one without cuda.coop (cProfile) into DIR")
 
     return ap
 
@@ -329,7 +331,8 @@ def _print_latency(lat: dict) -> None:
 
 
 def latency_only(family: Family, cfg, report: dict) -> dict:
-    report["latency"] = compile_latency(*family.latency, cfg.latency_repeat, compiler=cfg.compiler)
+    report["latency"] = compile_latency(*family.latency, cfg.latency_repeat, compiler=cfg.compiler,
+                                        profile_dir=cfg.latency_profile)
     print(f"compiler: {cfg.compiler}")
     print("compile latency (seconds): first launch (compile + launch) and the second, in fresh processes")
     _print_latency(report["latency"])

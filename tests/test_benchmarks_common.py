@@ -199,25 +199,31 @@ def test_run_meta_marks_files_that_differ_from_head(common, tmp_path):
     assert common._git_commit(tmp_path) == f"{head}-modified"
 
 
+
 @pytest.mark.unit
-@pytest.mark.parametrize("compiler", ["numba-cuda-mlir", "numba-cuda"])
-def test_warm_first_profile_children(compiler, capsys):
-    """benchmarks/warm_first_profile.py's fresh processes: valid scripts for either compiler,
-    the cuda.coop one importing cuda.coop and the plain one not, profiling only on request."""
+@pytest.mark.parametrize("family", ["load_store", "reduce", "scan"])
+def test_latency_scripts_take_a_first_launch_profile(common, family, tmp_path, capsys):
+    """``--latency-profile``: each family's latency script (either compiler) gets cProfile
+    around its first launch only, and a script without that line is refused."""
     import sys
 
     sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("coop_bench_warm_first", BENCH / "warm_first_profile.py")
+    spec = importlib.util.spec_from_file_location(f"coop_bench_latency_{family}", BENCH / f"bench_{family}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    imports = {"numba-cuda-mlir": "from numba_cuda_mlir import cuda", "numba-cuda": "from numba import cuda"}
-    for kind in ("coop", "plain"):
-        for profile in ("", "/tmp/first.prof"):
-            code = module.child(kind, compiler, profile)
-            compile(code, f"<{kind}>", "exec")
-            assert imports[compiler] in code
-            assert ("from cuda import coop" in code) == (kind == "coop")
-            assert f"profile = {profile!r}" in code
+    code_template, coop_kernel, _plain = module.FAMILY.latency
+    path = tmp_path / "first.prof"
+    for compiler in ("numba-cuda-mlir", "numba-cuda"):
+        script = common.for_compiler(code_template, compiler).format(coop_import="from cuda import coop",
+                                                                     kernel=coop_kernel)
+        profiled = common.with_first_launch_profile(script, path)
+        compile(profiled, f"<{family}>", "exec")
+        lines = profiled.splitlines()
+        launch = next(i for i, line in enumerate(lines) if line.startswith("t0 = time.perf_counter(); k["))
+        assert lines[launch - 1].endswith("_profile.enable()")
+        assert lines[launch + 1] == f"_profile.disable(); _profile.dump_stats({str(path)!r})"
+    with pytest.raises(ValueError, match="first launch"):
+        common.with_first_launch_profile("print('no launch')", path)
     with pytest.raises(SystemExit) as exc:
         module.main(["--help"])
-    assert exc.value.code == 0 and "--rounds" in capsys.readouterr().out
+    assert exc.value.code == 0 and "--latency-profile" in capsys.readouterr().out
