@@ -317,7 +317,7 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
     if op == "load":
         body.append("T (&dst)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);")
         body.append(f"const T* src = in_src + ({offset});")
-        full, partial = "algo.Load(src, dst);", "algo.Load(src, dst, vi{});".format(
+        unguarded, guarded = "algo.Load(src, dst);", "algo.Load(src, dst, vi{});".format(
             ", oob_default" if has_oob else "")
     else:
         if p.value_passing == "value":
@@ -330,16 +330,16 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
         else:
             body.append("T (&src)[IPT] = *reinterpret_cast<T (*)[IPT]>(items);")
         body.append(f"T* dst = out_dst + ({offset});")
-        full, partial = "algo.Store(dst, src);", "algo.Store(dst, src, vi);"
+        unguarded, guarded = "algo.Store(dst, src);", "algo.Store(dst, src, vi);"
     if algo_name == "vectorize":
-        full = _vectorized(op, kind, width)
+        unguarded = _vectorized(op, kind, width)
     if has_vi:
         if plan.checked:
             body.append(check_range(plan, "valid_items", "valid_items", "0", "TILE"))
         if algo_name == "vectorize":
             # Only a full tile can take the vector accesses.
-            body.append("if (valid_items >= TILE) { " + full + " } else { "
-                        "int vi = valid_items < 0 ? 0 : (int)valid_items; " + partial + " }")
+            body.append("if (valid_items >= TILE) { " + unguarded + " } else { "
+                        "int vi = valid_items < 0 ? 0 : (int)valid_items; " + guarded + " }")
         else:
             # One guarded call, the count clamped to [0, TILE] in 64 bits before narrowing to
             # CUB's int: on a full tile its per-item predicates are all true, and no branch
@@ -347,9 +347,9 @@ def _generate(plan: CallPlan, launch: LaunchFacts) -> CppProvider:
             # (a latency-bound loop, such as one block walking an array, pays for each one).
             body.append("const int vi = (unsigned long long)valid_items <= (unsigned long long)TILE ? "
                         "(int)valid_items : valid_items < 0 ? 0 : (int)TILE;")
-            body.append(partial)
+            body.append(guarded)
     else:
-        body.append(full)
+        body.append(unguarded)
     return CppProvider(headers=_HEADERS[(op, kind)], decls="\n".join(decls), body="\n".join(body))
 
 
