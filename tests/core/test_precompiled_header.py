@@ -177,6 +177,56 @@ def test_auto_needs_cpus_of_its_own(tmp_path, cpus):
         assert result["started"] == 0 and result["compiled"][0] == "without", result["stdout"]
 
 
+_DRIVER = {"numba-cuda-mlir": "numba_cuda_mlir.numba_cuda.cudadrv.driver", "numba-cuda": "numba.cuda.cudadrv.driver"}
+
+# The compiler's own Device.get_primary_context, wrapped by cuda.coop, called on a device
+# that has no context yet; the original then fails on the stand-in (and without a GPU),
+# after the hook ran.
+_FIRST_CONTEXT = '''
+    from {driver} import Device
+    assert getattr(Device.get_primary_context, "_coop_first_context", False), "no context hook"
+
+    class NoContextYet:
+        primary_context = None
+        compute_capability = (9, 0)
+
+    try:
+        Device.get_primary_context(NoContextYet())
+    except Exception:
+        pass
+    context_started = sum(m.startswith("building NVRTC's precompiled header") for m in records)
+
+    def reasons():
+        print("CONTEXT", context_started)
+        print("REASONS", "|".join(m.rpartition("(")[2].rstrip(")") for m in records
+                                  if m.startswith("building NVRTC's precompiled header")))
+'''
+
+
+def test_the_first_cuda_context_starts_the_pch_where_the_cache_never_compiled_for_the_device(tmp_path):
+    context = textwrap.dedent(_FIRST_CONTEXT.replace("{driver}", _DRIVER[compiler.NAME]))
+    result = _run(tmp_path, context + textwrap.dedent('''
+        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+        reasons()
+    '''))
+    assert "CONTEXT 1\nREASONS first CUDA context\n" in result["stdout"], result["stdout"]
+    assert result["started"] == 1 and result["all_with"], result["stdout"]
+
+    # Notes for sm_90 (here of another toolchain): the context starts nothing, by file names
+    # alone, and the first compile still decides as before (no note of its own toolchain).
+    other = tmp_path / "other"
+    (other / "cache" / "notes").mkdir(parents=True)
+    (other / "cache" / "notes" / "compiled-0123456789abcdef-sm_90").touch()
+    later = _run(other, context + textwrap.dedent('''
+        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+        reasons()
+    '''))
+    assert "CONTEXT 0\nREASONS first compile_cubin\n" in later["stdout"], later["stdout"]
+    assert later["started"] == 1 and later["all_with"], later["stdout"]
+
+
 def test_disk_cache_off_reads_and_writes_no_notes(tmp_path):
     body = '''
         compile_cubin(plain, ARGS[:1], cc=(9, 0), block=32)

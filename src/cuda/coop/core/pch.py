@@ -119,6 +119,17 @@ class _Notes:
         path = cls._path(kind, identity, arch)
         return path is not None and path.exists()
 
+    @staticmethod
+    def any_for(arch: str) -> bool:
+        """Whether a note of any kind and toolchain names ``arch`` (file names only: no
+        toolchain identity, which costs the import of core/build.py)."""
+        if not _env.cache_enabled():
+            return False
+        try:
+            return any((_env.cache_dir() / "notes").glob(f"*-{arch}"))
+        except OSError:
+            return False
+
     @classmethod
     def write(cls, kind: str, identity: str, arch: str) -> None:
         path = cls._path(kind, identity, arch)
@@ -183,6 +194,11 @@ class PrecompiledHeader:
         if mode not in ("auto", "early") or self.failed or self.background is not None or self.compiles:
             return False
         return mode == "early" or usable_cpus() >= EARLY_MIN_CPUS
+
+    def seen_architecture(self, arch: str) -> bool:
+        """Whether this cache directory's notes name ``arch``: some process compiled for it
+        (any toolchain), or built a PCH for it and never compiled."""
+        return _Notes.any_for(arch)
 
     def start_early(self, identity: str, arch: str, options: tuple, compile_prelude, *,
                     cooperative: bool, reason: str) -> bool:

@@ -226,3 +226,11 @@ def _launch_in_clusters(kernel, cluster, args, griddim, blockdim, stream, shared
     launch(stream, config, cufunc.kernel, *kernelargs)
     for writeback in retr:
         writeback()
+
+
+def install_context_hook() -> None:
+    """The process's first CUDA context may start NVRTC's precompiled header
+    (backends/_first_compile.py): ``Device.get_primary_context`` creates it, with no hook."""
+    from .._first_compile import install_on_device
+
+    install_on_device(_driver.Device)

@@ -102,7 +102,12 @@ UPSTREAM = (
                  "no link cache besides cache=True (which refuses kernels with link items) and no hook around "
                  "a kernel's final link (wrapped: the cubin of a kernel calling cuda.coop is read from disk "
                  "when an earlier process linked it)"),
+    UpstreamName("numba.cuda.cudadrv.driver:Device.get_primary_context", CALLABLE, ("self",),
+                 "no hook at the creation of a context (wrapped: NVRTC's precompiled header starts building there "
+                 "when the provider cache never compiled for the device)"),
     # Attributes of upstream objects.
+    UpstreamName("numba.cuda.cudadrv.driver:Device", INSTANCE, ("primary_context", "compute_capability"),
+                 "the context hook tells a first context from a later one, and needs the device's architecture"),
     UpstreamName("numba.cuda.cudadrv.driver:_Linker", INSTANCE,
                  ("_object_codes", "_get_linker_options", "_complete", "_info_log", "_error_log", "linker"),
                  "the link cache keys a link by its inputs and options, which have no public accessors"),

@@ -37,6 +37,7 @@ def install(backend) -> None:
     # kernel[grid, block]: the block at the launch line; the first one may start NVRTC's PCH
     _compat_launch.install_coop_launches(check_launch_block, _first_configure)
     _compat_launch.install_uncached_coop_kernels()
+    _compat_launch.install_context_hook()  # the first CUDA context may start NVRTC's PCH
 
 
 def _first_configure(dispatcher) -> None:

@@ -495,3 +495,14 @@ def _is_no_device(exc) -> bool:
     text = str(exc)
     return any(s in text for s in ("CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_NOT_INITIALIZED",
                                    "CUDA_ERROR_INSUFFICIENT_DRIVER", "no CUDA-capable device"))
+
+
+def install_context_hook() -> None:
+    """The process's first CUDA context may start NVRTC's precompiled header
+    (backends/_first_compile.py): ``Device.get_primary_context`` creates it, with no hook."""
+    from numba_cuda_mlir.numba_cuda.cudadrv import driver
+
+    from .._first_compile import install_on_device
+
+    check_upstream_names(modules=(driver.__name__,))
+    install_on_device(driver.Device)

@@ -113,7 +113,12 @@ UPSTREAM = (
     UpstreamName("numba_cuda_mlir.type_defs.torch_types:typeof_torch_tensor", CALLABLE, ("val", "c"),
                  "types bfloat16 tensors with its bf16, which has no arithmetic (called, then re-registered)",
                  needs="torch"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:Device.get_primary_context", CALLABLE, ("self",),
+                 "no hook at the creation of a context (wrapped: NVRTC's precompiled header starts building there "
+                 "when the provider cache never compiled for the device)"),
     # Attributes of upstream objects.
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:Device", INSTANCE, ("primary_context", "compute_capability"),
+                 "the context hook tells a first context from a later one, and needs the device's architecture"),
     UpstreamName("numba_cuda_mlir.descriptor:_ArgMarshaller", INSTANCE,
                  ("_launcher", "_launch_config", "_available_launch_config", "_kernel_dispatcher",
                   "_launch_config_generation", "_adjusted_launcher_key", "_adjusted_launcher", "_dispatcher",

@@ -1,0 +1,35 @@
+"""NVRTC's precompiled header started at a process's first CUDA context, on a GPU.
+
+A program creates its context before its first launch (``cuda.to_device`` here); with a
+provider cache that never compiled for the device, the background build starts there,
+and the first cooperative launch compiles with it (backends/_first_compile.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_precompiled_header import _notes, _run
+
+pytestmark = pytest.mark.gpu
+
+
+def test_the_first_context_starts_the_pch_and_the_first_cooperative_launch_uses_it(tmp_path):
+    body = '''
+        src = cuda.to_device(np.arange(4 * 256 * 4, dtype=np.int32))
+        dst = cuda.to_device(np.full(4 * 256 * 4, -1, dtype=np.int32))
+        at_context = [m for m in records if m.startswith("building NVRTC's precompiled header")]
+        coop_kernel("warp_transpose")[4, 256](src, dst)
+        assert (dst.copy_to_host() == np.arange(4 * 256 * 4)).all()
+        print("AT_CONTEXT", "|".join(at_context) or "-")
+        report()
+    '''
+    result = _run(tmp_path, body)
+    assert "(first CUDA context)" in result["stdout"].split("AT_CONTEXT ", 1)[1].splitlines()[0], result["stdout"]
+    assert result["started"] == 1 and result["all_with"], result["stdout"]
+    assert _notes(tmp_path) == ["compiled"]
+
+    # The same program again: the cache compiled for this device, so its context starts
+    # nothing, and the launch finds its kernel in the cache.
+    again = _run(tmp_path, body)
+    assert "AT_CONTEXT -" in again["stdout"] and again["started"] == 0 and again["compiled"] == [], again["stdout"]
