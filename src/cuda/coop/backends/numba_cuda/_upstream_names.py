@@ -106,6 +106,8 @@ UPSTREAM = (
                  "no hook at the creation of a context (wrapped: NVRTC's precompiled header starts building there "
                  "when the provider cache never compiled for the device)"),
     # Attributes of upstream objects.
+    UpstreamName("numba.cuda.cudadrv.devicearray:DeviceNDArray", INSTANCE, ("_numba_type_",),
+                 "a launch of a literal-argument specialization keys a device array by its cached Numba type"),
     UpstreamName("numba.cuda.cudadrv.driver:Device", INSTANCE, ("primary_context", "compute_capability"),
                  "the context hook tells a first context from a later one, and needs the device's architecture"),
     UpstreamName("numba.cuda.cudadrv.driver:_Linker", INSTANCE,
