@@ -203,28 +203,29 @@ _FIRST_CONTEXT = '''
 '''
 
 
-def test_the_first_cuda_context_starts_the_pch_where_the_cache_never_compiled_for_the_device(tmp_path):
-    context = textwrap.dedent(_FIRST_CONTEXT.replace("{driver}", _DRIVER[compiler.NAME]))
-    result = _run(tmp_path, context + textwrap.dedent('''
+def _first_context_then_compile(path) -> str:
+    """A process that creates its first context, then compiles a cooperative kernel: its output."""
+    body = textwrap.dedent(_FIRST_CONTEXT.replace("{driver}", _DRIVER[compiler.NAME])) + textwrap.dedent('''
         compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
         report()
         reasons()
-    '''))
-    assert "CONTEXT 1\nREASONS first CUDA context\n" in result["stdout"], result["stdout"]
+    ''')
+    result = _run(path, body)
     assert result["started"] == 1 and result["all_with"], result["stdout"]
+    return result["stdout"]
+
+
+def test_the_first_cuda_context_starts_the_pch_where_the_cache_never_compiled_for_the_device(tmp_path):
+    out = _first_context_then_compile(tmp_path)
+    assert "CONTEXT 1\nREASONS first CUDA context\n" in out, out
 
     # Notes for sm_90 (here of another toolchain): the context starts nothing, by file names
     # alone, and the first compile still decides as before (no note of its own toolchain).
     other = tmp_path / "other"
     (other / "cache" / "notes").mkdir(parents=True)
     (other / "cache" / "notes" / "compiled-0123456789abcdef-sm_90").touch()
-    later = _run(other, context + textwrap.dedent('''
-        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
-        report()
-        reasons()
-    '''))
-    assert "CONTEXT 0\nREASONS first compile_cubin\n" in later["stdout"], later["stdout"]
-    assert later["started"] == 1 and later["all_with"], later["stdout"]
+    out = _first_context_then_compile(other)
+    assert "CONTEXT 0\nREASONS first compile_cubin\n" in out, out
 
 
 def test_disk_cache_off_reads_and_writes_no_notes(tmp_path):
