@@ -16,8 +16,6 @@ import pytest
 from .. import compiler
 from ..kernelgen import module_from_source
 
-pytestmark = pytest.mark.gpu
-
 SOURCE = """
 @cuda.jit
 def copy(src, dst, items_per_thread):
@@ -29,6 +27,37 @@ def copy(src, dst, items_per_thread):
 """
 
 
+@pytest.mark.unit
+def test_the_memo_key_is_values_types_and_array_type_identities():
+    """Without a GPU: the wrapped ``_compile_for_args`` of a dispatcher whose typing asked
+    for argument 2 as a literal, with numba-cuda's own device arrays (no allocation) and
+    ``compile`` answered by a stand-in that records what was compiled."""
+    if compiler.NAME != "numba-cuda":
+        pytest.skip("classic numba-cuda's literal-argument launches: run with --compiler numba-cuda")
+    compiler.require("numba-cuda")
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    kernel = module_from_source(SOURCE, "numba-cuda").copy
+    compiled = []
+    kernel.compile = lambda sig: compiled.append(sig) or f"kernel{len(compiled)}"
+    kernel._coop_literal_positions = frozenset({2})
+
+    def device_array(dtype, n=256):
+        return DeviceNDArray((n,), (np.dtype(dtype).itemsize,), dtype, gpu_data=object())
+
+    a, b = device_array(np.int32), device_array(np.int32)
+    assert kernel._compile_for_args(a, b, 4) == "kernel1"
+    assert [str(t) for t in compiled[-1]] == ["array(int32, 1d, C)", "array(int32, 1d, C)", "Literal[int](4)"]
+    # New arrays of the same types, the same value: the same kernel, nothing compiled.
+    assert kernel._compile_for_args(device_array(np.int32, 64), device_array(np.int32), 4) == "kernel1"
+    assert kernel._compile_for_args(a, b, 8) == "kernel2"  # another value
+    assert kernel._compile_for_args(device_array(np.float32), device_array(np.float32), 4) == "kernel3"
+    assert kernel._compile_for_args(a, device_array(np.float32), 4) == "kernel4"  # mixed types
+    assert kernel._compile_for_args(a, b, 8) == "kernel2" and len(compiled) == 4
+    assert all(types for _kernel, types in kernel._coop_literal_kernels.values())  # entries hold the types
+
+
+@pytest.mark.gpu
 def test_literal_launches_pick_the_specialization_of_their_values_and_types():
     if compiler.NAME != "numba-cuda":
         pytest.skip("classic numba-cuda's literal-argument launches: run with --compiler numba-cuda")
