@@ -26,6 +26,10 @@ LTO: everything a first launch does except loading the module on a device):
 - first kernel of a process: no trivial kernel first, so the compiler's initialization is
   in the figure, as a program that imports and launches meets it: a plain kernel, the
   cold coop kernel, and the cold coop kernel with CUDA_COOP_NVRTC_PCH=0 and =early
+- first kernel of a process after a first context: a 0.25 s sleep stands in for the
+  driver's creation of the context, with cuda.coop's hook on the compiler's
+  ``Device.get_primary_context`` called first (it starts the PCH, as at a real first
+  context) or not (the PCH starts at the first compile); =early in both
 
 The children import cuda.coop from bytecode, as an installed package does: they run without
 ``PYTHONDONTWRITEBYTECODE``, after one untimed child has written it.  The warm disk cache
@@ -50,6 +54,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import toolkit_line  # noqa: E402
+
+# The stand-in for the driver's creation of a first context (no GPU here), in seconds.
+CONTEXT_S = 0.25
 
 SCRIPT = textwrap.dedent('''
     import json, sys, time
@@ -108,10 +115,31 @@ SCRIPT = textwrap.dedent('''
         x[0] = 1
 
     args = (np.zeros(1, np.int32), np.zeros(1, np.int32))
+    flags = sys.argv[2].split("+") if len(sys.argv) > 2 else []
+    out = {"import_s": t_import}
+    if "context" in flags or "sleep" in flags:
+        # No GPU here: the driver's creation of the first context is stood in for by a
+        # sleep of CONTEXT_S; with "context", the compiler's own Device.get_primary_context
+        # (as cuda.coop wraps it) is called first, on a device without a context, so that
+        # cuda.coop's hook runs as it does at a real first context (the driver then fails).
+        t = time.perf_counter()
+        if "context" in flags:
+            from numba_cuda_mlir.numba_cuda.cudadrv.driver import Device
+
+            class NoContextYet:
+                primary_context = None
+                compute_capability = (9, 0)
+
+            try:
+                Device.get_primary_context(NoContextYet())
+            except Exception:
+                pass
+        time.sleep(CONTEXT_S)
+        out["context_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    if "first-kernel" not in sys.argv[2:]:
+    if "first-kernel" not in flags:
         compile_cubin(warm_up, args[:1], cc=(9, 0), block=32)
-    out = {"import_s": t_import, "init_s": time.perf_counter() - t}
+    out["init_s"] = time.perf_counter() - t
     for name in sys.argv[1].split(","):
         kernel = {"plain": plain, "first": first, "second": second, "third": third,
                   "repeat": repeat}[name]
@@ -119,7 +147,7 @@ SCRIPT = textwrap.dedent('''
         compile_cubin(kernel, args, cc=(9, 0), block=256)
         out[name + "_s"] = time.perf_counter() - t
     print("RESULT " + json.dumps(out))
-''')
+''').replace("CONTEXT_S", repr(CONTEXT_S))
 
 
 def run(kernels: str, env: dict, variant: str = "") -> dict:
@@ -182,6 +210,14 @@ def main(argv=None):
             in_new_cache("first", "first-kernel", CUDA_COOP_NVRTC_PCH="early")["first_s"])
         add("cold, CUDA_COOP_NVRTC_PCH=early", in_new_cache("first", CUDA_COOP_NVRTC_PCH="early")["first_s"])
         add("cold with CUDA_COOP_NVRTC_PCH=1", in_new_cache("first", CUDA_COOP_NVRTC_PCH="1")["first_s"])
+        # The first context's start of the PCH (backends/_first_compile.py), against the
+        # same process whose build starts at the first compile; both after the stand-in
+        # for the context's creation, the early setting as on a machine of 4+ CPUs.
+        for label, variant in (("a first context (stand-in) starts the PCH", "first-kernel+context"),
+                               ("the first compile starts the PCH", "first-kernel+sleep")):
+            r = in_new_cache("first", variant, CUDA_COOP_NVRTC_PCH="early")
+            add(f"first kernel of a process after {CONTEXT_S} s of context creation, {label}", r["first_s"])
+            add(f"  its context creation, {label}", r["context_s"])
     import numba_cuda_mlir
 
     from cuda.coop.core.toolchain import toolchain
