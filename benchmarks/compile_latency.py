@@ -27,9 +27,9 @@ LTO: everything a first launch does except loading the module on a device):
   in the figure, as a program that imports and launches meets it: a plain kernel, the
   cold coop kernel, and the cold coop kernel with CUDA_COOP_NVRTC_PCH=0 and =early
 - first kernel of a process after a first context: a 0.25 s sleep stands in for the
-  driver's creation of the context, with cuda.coop's hook on the compiler's
-  ``Device.get_primary_context`` called first (it starts the PCH, as at a real first
-  context) or not (the PCH starts at the first compile); =early in both
+  driver's creation of the context, with what cuda.coop's wrapper of the compiler's
+  ``Device.get_primary_context`` calls there run first (it starts the PCH, as at a real
+  first context) or not (the PCH starts at the first compile); =early in both
 
 The children import cuda.coop from bytecode, as an installed package does: they run without
 ``PYTHONDONTWRITEBYTECODE``, after one untimed child has written it.  The warm disk cache
@@ -119,21 +119,13 @@ SCRIPT = textwrap.dedent('''
     out = {"import_s": t_import}
     if "context" in flags or "sleep" in flags:
         # No GPU here: the driver's creation of the first context is stood in for by a
-        # sleep of CONTEXT_S; with "context", the compiler's own Device.get_primary_context
-        # (as cuda.coop wraps it) is called first, on a device without a context, so that
-        # cuda.coop's hook runs as it does at a real first context (the driver then fails).
+        # sleep of CONTEXT_S; with "context", what cuda.coop's wrapper of the compiler's
+        # Device.get_primary_context calls at a first context runs first (for sm_90).
         t = time.perf_counter()
         if "context" in flags:
-            from numba_cuda_mlir.numba_cuda.cudadrv.driver import Device
+            from cuda.coop.backends._first_compile import at_first_context
 
-            class NoContextYet:
-                primary_context = None
-                compute_capability = (9, 0)
-
-            try:
-                Device.get_primary_context(NoContextYet())
-            except Exception:
-                pass
+            at_first_context((9, 0))
         time.sleep(CONTEXT_S)
         out["context_s"] = time.perf_counter() - t
     t = time.perf_counter()
