@@ -20,8 +20,8 @@ ENV = {
     "CUDA_COOP_CCCL_ROOT": "use the CCCL headers at this path instead of the toolkit's",
     "CUDA_COOP_SOURCE_DUMP_DIR": "write each generated C++ translation unit here",
     "CUDA_COOP_NVRTC_PCH": "auto (default: precompiled headers from a process's 2nd NVRTC compile, or built in "
-                           "the background from its first kernel compile when the cache is empty and 4+ CPUs "
-                           "are usable), early (that build whatever the CPUs), 1 or 0",
+                           "the background from its first CUDA context or kernel compile when the cache is empty "
+                           "and 4+ CPUs are usable), early (that build whatever the CPUs), 1 or 0",
     "CUDA_COOP_CHECKED": "0/false/off compiles kernels without run-time argument checks (on by default: an "
                          "out-of-range valid_items, distance, bit range, k or run-length input prints the call "
                          "and its kernel line and ends the launch with a device trap, as NVIDIA's cuda.coop "
