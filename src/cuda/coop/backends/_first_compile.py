@@ -76,9 +76,9 @@ def at_first_context(cc) -> bool:
     if _asked:
         return False
     try:
-        from ..core.pch import pch
+        from ..core.pch import arch_for_cc, pch
 
-        if not pch.may_start_early() or pch.seen_architecture(f"sm_{cc[0]}{cc[1]}"):
+        if not pch.may_start_early() or pch.seen_architecture(arch_for_cc(cc)):
             return False
     except Exception:  # noqa: BLE001 - never in the way of the context
         return False

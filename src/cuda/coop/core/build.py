@@ -22,7 +22,7 @@ from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
 from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, render_translation_unit
-from .pch import pch
+from .pch import arch_for_cc, pch
 from .toolchain import toolchain
 
 __all__ = ["BuildResult", "build_providers", "start_precompiled_header", "NVRTC_OPTIONS", "arch_for_cc"]
@@ -76,11 +76,6 @@ class BuildResult:
     source: str
     cache: str  # "memory" | "disk" | "compiled"
     nvrtc_seconds: float
-
-
-def arch_for_cc(cc) -> str:
-    major, minor = cc
-    return f"sm_{major}{minor}"
 
 
 # <cuda/ptx> includes a wrapper header for every PTX instruction, and CUB's warp and

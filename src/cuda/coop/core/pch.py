@@ -44,12 +44,20 @@ import time
 
 from .. import _env
 
-__all__ = ["PrecompiledHeader", "PCH_HEAP_BYTES", "pch"]
+__all__ = ["PrecompiledHeader", "PCH_HEAP_BYTES", "pch", "arch_for_cc"]
 
 _log = logging.getLogger("cuda.coop.core.build")
 
 # The default 256 MiB heap is too small for every family's CUB headers (#639-D).
 PCH_HEAP_BYTES = 512 << 20
+
+
+def arch_for_cc(cc) -> str:
+    """The architecture name of compute capability ``cc`` (``(9, 0)`` -> ``"sm_90"``), as
+    NVRTC, nvJitLink and the provider cache's notes spell it.  Here rather than in
+    core/build.py because the first CUDA context asks for it before anything imports that."""
+    major, minor = cc
+    return f"sm_{major}{minor}"
 
 
 def setting() -> str:

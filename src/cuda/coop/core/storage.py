@@ -314,7 +314,9 @@ def _place_dynamic(plan: StoragePlan, user_shared_bytes: int, cc) -> StoragePlan
     plan.dynamic_bytes = _round_up(max(offset, 1), DYNAMIC_ALIGNMENT)
     limit = optin_shared_limit(cc)
     if limit is not None and plan.dynamic_bytes + user_shared_bytes > limit:
-        arch = f"sm_{cc[0]}{cc[1]}"
+        from .pch import arch_for_cc
+
+        arch = arch_for_cc(cc)
         raise SharedMemoryLimitError(
             _over(plan, user_shared_bytes, f"the {limit}-byte limit of a {arch} thread block",
                   plan.dynamic_bytes)

@@ -618,6 +618,8 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **o
     """
     from cuda.core import Linker, LinkerOptions, ObjectCode
 
+    from ...core.pch import arch_for_cc
+
     check_upstream_names()  # before _forced_device patches
     with forced_launch(block, grid, tuple(cc), cluster), _forced_device(cc):
         parts, _restype = cuda.compile_all(pyfunc, tuple(argtypes), device=False, abi="numba",
@@ -629,7 +631,7 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **o
             with open(part.path, "rb") as fh:  # a file link item
                 data = fh.read()
         objects.append(ObjectCode.from_ltoir(bytes(data), name=f"part{index}"))
-    arch = f"sm_{cc[0]}{cc[1]}"
+    arch = arch_for_cc(cc)
 
     def options(kind):
         return LinkerOptions(arch=arch, link_time_optimization=True, optimize_unused_variables=True,
