@@ -83,13 +83,17 @@ def test_unroll_limit_leaves_the_ltoir_unchanged():
 NVFP8_OFF = ("-DCCCL_DISABLE_NVFP8_SUPPORT", "-D_CCCL_DISABLE_NVFP8_SUPPORT")
 
 
-def _ptx(source, options):
+def _ptx(source, options, stand_ins=()):
+    """``source`` compiled to PTX; ``stand_ins``: the ``(name, source)`` headers that replace
+    CCCL's (none: CCCL's own headers)."""
     from cuda.bindings import nvrtc
 
     from cuda.coop.core.cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE
 
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"ptx_compare.cu", 1, [COMPAT_HEADER_SOURCE.encode()],
-                                         [COMPAT_HEADER_NAME.encode()])
+    headers = ((COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE), *stand_ins)
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"ptx_compare.cu", len(headers),
+                                         [text.encode() for _, text in headers],
+                                         [name.encode() for name, _ in headers])
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
     try:
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
@@ -234,3 +238,54 @@ def test_bfloat16_off_removes_only_the_bfloat16_constants():
     assert any("f16x2" in line for line in rest_with), "the float16 scan no longer takes the SIMD path"
     assert not any("__nv_bfloat16" in line for line in bf16_without)
     assert len(bf16_without) < len(bf16_with), "the macro removed nothing: did CCCL rename it?"
+
+
+# What the stand-in for thrust/iterator/discard_iterator.h may drop from a unit's PTX: global
+# constants that the real header's includes instantiate and no code uses (libcu++'s
+# numeric_limits and integral_constant members under CCCL 2.8, thrust's sequential
+# execution policy object under 3.0).  Data declarations only: never a function's line.
+UNUSED_CONSTANTS = re.compile(r"^(\.weak )?\.global \.align \d+ \.[bsu]\d+ [\w$]+(\[\d+\])?( = [^;]+)?;$")
+
+
+@pytest.mark.compile
+def test_cccl_still_includes_the_discard_iterator_for_one_trait():
+    """The stand-in pays only while CUB's util_type.cuh includes thrust's discard_iterator
+    header, and is right only while it names nothing of it but ``value_type``: if CCCL
+    changes that, this fails and the stand-in must be read and measured again."""
+    from cuda.coop.core.build import header_stand_ins
+    from cuda.coop.core.toolchain import toolchain
+
+    tc = toolchain()
+    assert header_stand_ins(tc.cccl_version), f"no stand-in for the pinned CCCL {tc.cccl_version}"
+    header = next((Path(d) / "cub/util_type.cuh" for d in tc.include_dirs
+                   if (Path(d) / "cub/util_type.cuh").is_file()), None)
+    assert header is not None, f"no cub/util_type.cuh under {tc.include_dirs}"
+    text = header.read_text()
+    assert "#include <thrust/iterator/discard_iterator.h>" in text, header
+    assert re.findall(r"discard_iterator<[^>]*>::?\w*", text) == ["discard_iterator<>::value_type"], header
+
+
+@pytest.mark.compile
+def test_the_discard_iterator_stand_in_leaves_the_code_unchanged():
+    """Every family's headers and six families' providers compiled to PTX with CCCL's
+    header and with the stand-in: the stand-in's PTX is CCCL's less some unused constants,
+    line for line in the same order."""
+    import difflib
+
+    from cuda.coop.core.build import NVRTC_OPTIONS, header_stand_ins, skipped_ptx_wrappers
+    from cuda.coop.core.cpp import render_translation_unit
+    from cuda.coop.core.toolchain import toolchain
+    from cuda.coop.ops._registry import all_headers
+
+    tc = toolchain()
+    source = render_translation_unit(_providers(), headers=all_headers())
+    options = [o for o in NVRTC_OPTIONS if o != "-dlto"] + list(skipped_ptx_wrappers(tc.cccl_version))
+    options += ["-arch=sm_90", *[f"-I{d}" for d in tc.include_dirs]]
+    real = _ptx(source, options)
+    stand_in = _ptx(source, options, header_stand_ins(tc.cccl_version))
+    assert len(real) > 1000
+    changed = [line for line in difflib.unified_diff(real, stand_in, lineterm="", n=0)
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert all(line.startswith("-") for line in changed), [line for line in changed if line.startswith("+")][:5]
+    assert all(UNUSED_CONSTANTS.search(line[1:]) for line in changed), \
+        [line for line in changed if not UNUSED_CONSTANTS.search(line[1:])][:5]

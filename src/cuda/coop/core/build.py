@@ -21,7 +21,8 @@ from .._dtypes import BFLOAT16_CXX_NAME as BF16_CXX_NAME  # the name of __nv_bfl
 from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
-from .cpp import COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, PROVIDER_ABI_VERSION, render_translation_unit
+from .cpp import (COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, DISCARD_ITERATOR_HEADER_NAME, DISCARD_ITERATOR_STAND_IN,
+                  PROVIDER_ABI_VERSION, render_translation_unit)
 from .pch import arch_for_cc, pch
 from .toolchain import toolchain
 
@@ -96,6 +97,7 @@ UNUSED_PTX_WRAPPERS = (
     "GETCTARANK", "BARRIER_CLUSTER",
 )
 PTX_WRAPPERS_SKIPPED_FOR = ((2, 8), (3, 0))  # CCCL (major, minor)
+HEADER_STAND_INS_FOR = ((2, 8), (3, 0))  # CCCL (major, minor) whose headers were read for them
 
 
 def skipped_ptx_wrappers(cccl_version) -> tuple:
@@ -103,6 +105,14 @@ def skipped_ptx_wrappers(cccl_version) -> tuple:
     if tuple(cccl_version[:2]) not in PTX_WRAPPERS_SKIPPED_FOR:
         return ()
     return tuple(f"-D_CUDA_PTX_{name}_H_" for name in UNUSED_PTX_WRAPPERS)
+
+
+def header_stand_ins(cccl_version) -> tuple:
+    """The in-memory headers that NVRTC takes in place of CCCL's (``(name, source)`` pairs,
+    core/cpp.py says why), or () for a CCCL whose headers were not read for them."""
+    if tuple(cccl_version[:2]) not in HEADER_STAND_INS_FOR:
+        return ()
+    return ((DISCARD_ITERATOR_HEADER_NAME, DISCARD_ITERATOR_STAND_IN),)
 
 
 # bfloat16 off where the translation unit never names it: cuda_bf16.h and CUB's and
@@ -143,7 +153,7 @@ def build_providers(providers, arch: str, *, prelude_headers=None) -> BuildResul
     key = hashlib.sha256("\n".join([
         f"schema={SCHEMA}", f"abi={PROVIDER_ABI_VERSION}", f"cuda-coop={__version__}",
         f"arch={arch}", tc.identity(), *(o for o in options if not o.startswith(("-arch=", "-I"))),
-        COMPAT_HEADER_SOURCE, source,
+        COMPAT_HEADER_SOURCE, *(text for _, text in header_stand_ins(tc.cccl_version)), source,
         # Checked mode shows in the source too; naming it keeps the two apart by design.
         # Unchecked units add nothing here.
         *(["checked=1"] if any(p.plan.checked for p in providers) else []),
@@ -229,14 +239,21 @@ def _maybe_dump(key: str, source: str) -> None:
         pass
 
 
-def _nvrtc_compile(source: str, options, key: str) -> bytes:
+def _nvrtc_compile(source: str, options, key: str, stand_ins=None) -> bytes:
+    """``stand_ins``: the ``(name, source)`` headers that replace CCCL's; None: the
+    toolchain's (``header_stand_ins``), as every compile of a process must have the same
+    in-memory headers as its precompiled header."""
     # NVRTC through cuda.bindings, not cuda.core's Program: Program takes no in-memory
     # headers (the compat header would have to be written to disk for every process)
     # and no PCH heap size (_PchState sets it), both of which this compile needs.
     from cuda.bindings import nvrtc
 
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"cuda_coop_{key[:16]}.cu".encode(), 1,
-                                         [COMPAT_HEADER_SOURCE.encode()], [COMPAT_HEADER_NAME.encode()])
+    if stand_ins is None:
+        stand_ins = header_stand_ins(toolchain().cccl_version)
+    headers = ((COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE), *stand_ins)
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"cuda_coop_{key[:16]}.cu".encode(), len(headers),
+                                         [text.encode() for _, text in headers],
+                                         [name.encode() for name, _ in headers])
     _check(err, "nvrtcCreateProgram")
     try:
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
