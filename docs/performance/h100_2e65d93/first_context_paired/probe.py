@@ -8,14 +8,13 @@ lg = logging.getLogger("cuda.coop"); lg.setLevel(logging.DEBUG); lg.addHandler(H
 from numba_cuda_mlir import cuda
 from cuda import coop
 from cuda.coop.core.pch import pch
-@cuda.jit
-def k(source, total):
-    block = coop.this_block()
-    items = coop.ThreadData(16)
-    coop.load(block, source, items, offset=cuda.blockIdx.x * cuda.blockDim.x * 16, algorithm="vectorize")
-    s = coop.sum(block, items, broadcast=False)
-    if cuda.threadIdx.x == 0:
-        cuda.atomic.add(total, 0, s)
+# The kernel is benchmarks/bench_reduce.py's COOP_KERNEL (the cold reduce latency case),
+# read from that file rather than copied here.
+import ast, pathlib
+_bench = pathlib.Path(__file__).resolve().parents[4] / "benchmarks" / "bench_reduce.py"
+_kernel = next(node.value.value for node in ast.parse(_bench.read_text()).body
+               if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "COOP_KERNEL")
+exec(_kernel)
 t0 = time.perf_counter()
 src = cuda.to_device(np.ones(256 * 16 * 4, dtype=np.float32)); total = cuda.to_device(np.zeros(1, np.float32))
 cuda.synchronize(); setup = time.perf_counter() - t0
