@@ -184,7 +184,7 @@ _DRIVER = {"numba-cuda-mlir": "numba_cuda_mlir.numba_cuda.cudadrv.driver", "numb
 # after the hook ran.
 _FIRST_CONTEXT = '''
     from {driver} import Device
-    assert getattr(Device.get_primary_context, "_coop_first_context", False), "no context hook"
+    assert getattr(Device.get_primary_context, "_coop_first_compile_hook", False), "no context hook"
 
     class NoContextYet:
         primary_context = None
@@ -226,6 +226,74 @@ def test_the_first_cuda_context_starts_the_pch_where_the_cache_never_compiled_fo
     (other / "cache" / "notes" / "compiled-0123456789abcdef-sm_90").touch()
     out = _first_context_then_compile(other)
     assert "CONTEXT 0\nREASONS first compile_cubin\n" in out, out
+
+
+# The process's first definition of a kernel that refers to cuda.coop, with the GPUs'
+# compute capability given (this machine may have no NVML): backends/_first_compile.py.
+_DEFINED = '''
+    from cuda.coop.backends import _first_compile
+    _first_compile.visible_compute_capability = lambda: (9, 0)  # what NVML tells of an H100
+
+    @cuda.jit
+    def plain_too(x):
+        x[0] = 2
+
+    assert not _first_compile._definition_probe, "a kernel without cuda.coop started the probe"
+    defined = coop_kernel("warp_transpose")
+    assert len(_first_compile._definition_probe) == 1, "a cooperative definition started no probe"
+    _first_compile._definition_probe[0].join()
+    reasons()
+'''
+
+
+def test_the_first_cooperative_definition_starts_the_pch_where_the_cache_never_compiled(tmp_path):
+    define = textwrap.dedent(_FIRST_CONTEXT.split("\n    try:", 1)[0].replace("{driver}", _DRIVER[compiler.NAME]))
+    define += textwrap.dedent(_FIRST_CONTEXT.split("    context_started = ", 1)[1].split("\n", 1)[1])
+    body = define + textwrap.dedent(_DEFINED)
+    compiles = body + textwrap.dedent('''
+        compile_cubin(coop_kernel("warp_transpose"), ARGS, cc=(9, 0), block=256)
+        report()
+    ''')
+    first = _run(tmp_path, compiles.replace("context_started", "0"))
+    assert "REASONS first cooperative kernel defined\n" in first["stdout"], first["stdout"]
+    assert first["started"] == 1 and first["all_with"], first["stdout"]
+    assert _notes(tmp_path) == ["compiled"]
+
+    # A program that defines its kernels and never compiles: a note, and the next such
+    # process starts nothing at the definition.
+    defines_only = body.replace("context_started", "0") + "\nreport()\n"
+    (tmp_path / "other").mkdir()
+    assert _run(tmp_path / "other", defines_only)["started"] == 1
+    assert _notes(tmp_path / "other") == ["pch-unused"]
+    again = _run(tmp_path / "other", defines_only)
+    assert again["started"] == 0 and "REASONS \n" in again["stdout"], again["stdout"]
+
+
+def test_the_definition_hook_is_installed_and_reads_the_gpus_from_nvml(tmp_path):
+    # Whatever this machine has: without NVML or a GPU the probe finds no architecture and
+    # starts nothing; with a GPU whose cache never compiled, it builds for that GPU.
+    hook = {"numba-cuda-mlir": "numba_cuda_mlir.descriptor import MLIRDispatcher as Dispatcher",
+            "numba-cuda": "numba.cuda.dispatcher import CUDADispatcher as Dispatcher"}[compiler.NAME]
+    result = _run(tmp_path, f'''
+        from {hook}
+        from cuda.coop.backends import _first_compile
+        assert getattr(Dispatcher.__init__, "_coop_first_compile_hook", False), "no definition hook"
+        kernel = coop_kernel("direct")
+        assert len(_first_compile._definition_probe) == 1, "a cooperative definition started no probe"
+        _first_compile._definition_probe[0].join()
+        print("CC", _first_compile.visible_compute_capability())
+        report()
+    ''')
+    cc = result["stdout"].split("CC ", 1)[1].splitlines()[0]
+    assert result["started"] == (0 if cc == "None" else 1), result["stdout"]
+
+
+@pytest.mark.parametrize("visible", ["", "-1", " "])
+def test_no_architecture_where_cuda_visible_devices_hides_every_gpu(visible, monkeypatch):
+    from cuda.coop.backends._first_compile import visible_compute_capability
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert visible_compute_capability() is None
 
 
 def test_disk_cache_off_reads_and_writes_no_notes(tmp_path):

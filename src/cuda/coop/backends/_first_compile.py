@@ -10,13 +10,21 @@ creates it before its first launch (``cuda.to_device``, or inside that launch), 
 driver takes 0.1-0.5 s over it.  With a provider cache that has never compiled for the
 device, the build starts there and runs beside the context's creation, so less of it is
 left when the first cooperative compile needs it.
+
+Earliest is the definition of the process's first kernel or device function that refers to
+cuda.coop (``install_on_definition``: ``@cuda.jit`` at a module's import), before the
+program creates its arrays and with them the context.  The architecture comes from NVML
+there, in a thread (``visible_compute_capability``): initializing CUDA's driver instead
+would break CUDA in a child the program forks later, which NVML does not.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 
-__all__ = ["before_first_compile", "install_on_device"]
+__all__ = ["before_first_compile", "install_on_device", "install_on_definition", "visible_compute_capability"]
 
 
 _asked: list = []  # one entry once a backend asked: only a process's first compile may start it
@@ -67,12 +75,14 @@ def before_compile_cubin(kernel, cc) -> bool:
                                 reason="first compile_cubin")
 
 
-def at_first_context(cc) -> bool:
+def at_first_context(cc, reason: str = "first CUDA context") -> bool:
     """The process's first CUDA context, about to be created for a device of compute
     capability ``cc``.  The build starts only where the provider cache shows no compile
     for that architecture at all (a look at file names: a process with a warm cache pays
     nothing more here), and it does not count as the process's first compile: when it
-    starts nothing, the first launch decides as before."""
+    starts nothing, the first launch decides as before.  Not cooperative: a process that
+    built the PCH there and never compiled leaves a note, and the next one does not build
+    it again (core/pch.py)."""
     if _asked:
         return False
     try:
@@ -82,10 +92,71 @@ def at_first_context(cc) -> bool:
             return False
     except Exception:  # noqa: BLE001 - never in the way of the context
         return False
-    return before_first_compile(tuple(cc), cooperative=False, reason="first CUDA context", final=False)
+    return before_first_compile(tuple(cc), cooperative=False, reason=reason, final=False)
 
 
-_HOOKED = "_coop_first_context"
+def visible_compute_capability():
+    """The compute capability that every GPU of the machine shares, from NVML, or None: no
+    NVML (no driver, or cuda-bindings without ``cuda.bindings.nvml``), no GPU, GPUs hidden
+    by ``CUDA_VISIBLE_DEVICES``, or GPUs of several architectures (the first context
+    decides then: NVML numbers GPUs in PCI order, CUDA fastest first).  NVML, unlike
+    ``cuInit``, leaves CUDA usable in a child that the process forks later."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and (not visible.strip() or visible.strip().startswith("-")):
+        return None
+    try:
+        from cuda.bindings import nvml
+    except ImportError:
+        return None
+    try:
+        nvml.init_v2()
+    except Exception:  # noqa: BLE001 - no driver library or no GPU
+        return None
+    try:
+        handles = [nvml.device_get_handle_by_index_v2(i) for i in range(nvml.device_get_count_v2())]
+        capabilities = {tuple(nvml.device_get_cuda_compute_capability(h)) for h in handles}
+    except Exception:  # noqa: BLE001 - a GPU NVML cannot read: the first context decides
+        return None
+    finally:
+        try:
+            nvml.shutdown()
+        except Exception:  # noqa: BLE001
+            pass
+    return capabilities.pop() if len(capabilities) == 1 else None
+
+
+_definition_probe: list = []  # the thread, once a cooperative definition started one
+
+
+def at_definition(pyfunc) -> bool:
+    """``pyfunc`` was just defined as a kernel or device function.  The first one of the
+    process that refers to cuda.coop starts a thread that asks ``visible_compute_capability``
+    for the GPUs' compute capability and goes on as ``at_first_context``.  True when it
+    started the thread; the main thread pays only the look at ``pyfunc``'s names."""
+    if _asked or _definition_probe:
+        return False
+    from ..core.pch import pch
+    from ._launch_checks import function_refers_to_coop
+
+    if not pch.may_start_early() or not function_refers_to_coop(pyfunc):
+        return False
+
+    def probe():
+        cc = visible_compute_capability()
+        if cc is not None:
+            at_first_context(cc, reason="first cooperative kernel defined")
+
+    thread = threading.Thread(target=probe, name="cuda-coop-gpu-probe", daemon=False)
+    _definition_probe.append(thread)
+    if hasattr(os, "register_at_fork"):
+        # The probe imports modules and holds NVML: a child forked meanwhile must not
+        # inherit an import lock or NVML state held by a thread it does not have.
+        os.register_at_fork(before=thread.join)
+    thread.start()
+    return True
+
+
+_HOOKED = "_coop_first_compile_hook"
 
 
 def install_on_device(device_class) -> None:
@@ -111,3 +182,26 @@ def install_on_device(device_class) -> None:
     get_primary_context.__doc__ = original.__doc__
     # Upstream lacks a hook at the creation of a context.
     device_class.get_primary_context = get_primary_context
+
+
+def install_on_definition(dispatcher_class) -> None:
+    """Wrap ``dispatcher_class.__init__`` (each compiler's kernel dispatcher, which
+    ``@cuda.jit`` creates) to call ``at_definition`` with the Python function, until the
+    process's first cooperative definition.  The backends hand in their own class."""
+    original = dispatcher_class.__init__
+    if getattr(original, _HOOKED, False):
+        return
+
+    def __init__(self, py_func, *args, **kwargs):
+        original(self, py_func, *args, **kwargs)
+        if not _definition_probe and not _asked:
+            try:
+                at_definition(py_func)
+            except Exception:  # noqa: BLE001 - never in the way of a definition
+                pass
+
+    setattr(__init__, _HOOKED, True)
+    __init__.__wrapped__ = original
+    __init__.__doc__ = original.__doc__
+    # Upstream lacks a hook at the definition of a kernel.
+    dispatcher_class.__init__ = __init__

@@ -16,7 +16,7 @@ import types as _pytypes
 
 from .._errors import InvalidArgumentTypeError
 
-__all__ = ["uses_coop", "refuse_capsules", "is_coop_object", "check_launch_block"]
+__all__ = ["uses_coop", "function_refers_to_coop", "refuse_capsules", "is_coop_object", "check_launch_block"]
 
 
 def is_coop_object(value, names=()) -> bool:
@@ -53,7 +53,12 @@ def uses_coop(dispatcher) -> bool:
 
 
 def _refers_to_coop(dispatcher) -> bool:
-    pyfunc = getattr(dispatcher, "py_func", None)
+    return function_refers_to_coop(getattr(dispatcher, "py_func", None))
+
+
+def function_refers_to_coop(pyfunc) -> bool:
+    """Whether a Python function refers to cuda.coop now (globals and closure cells): not
+    cached, since a global it names may be bound later."""
     code = getattr(pyfunc, "__code__", None)
     if code is None:
         return False

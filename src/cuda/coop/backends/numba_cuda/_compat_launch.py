@@ -234,3 +234,12 @@ def install_context_hook() -> None:
     from .._first_compile import install_on_device
 
     install_on_device(_driver.Device)
+
+
+def install_definition_hook() -> None:
+    """The process's first kernel that refers to cuda.coop may start NVRTC's precompiled
+    header at its definition (backends/_first_compile.py): ``@cuda.jit`` creates a
+    ``CUDADispatcher``, with no hook."""
+    from .._first_compile import install_on_definition
+
+    install_on_definition(CUDADispatcher)

@@ -77,6 +77,9 @@ UPSTREAM = (
                  "(replaced per kernel, then called)"),
     UpstreamName("numba.cuda.dispatcher:CUDADispatcher._launch_config_key", CALLABLE, ("launch_config",),
                  "the launch-configuration key has no cluster shape (wrapped)"),
+    UpstreamName("numba.cuda.dispatcher:CUDADispatcher.__init__", CALLABLE, ("self", "py_func", "..."),
+                 "no hook at the definition of a kernel (wrapped: NVRTC's precompiled header starts building at "
+                 "the first kernel that refers to cuda.coop, when the provider cache never compiled for the GPU)"),
     UpstreamName("numba.cuda.dispatcher:CUDADispatcher.configure", CALLABLE,
                  ("self", "griddim", "blockdim", "stream", "sharedmem"),
                  "no cluster shape, and any block shape is accepted (replaced)"),

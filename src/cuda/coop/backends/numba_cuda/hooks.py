@@ -38,6 +38,7 @@ def install(backend) -> None:
     _compat_launch.install_coop_launches(check_launch_block, _first_configure)
     _compat_launch.install_uncached_coop_kernels()
     _compat_launch.install_context_hook()  # the first CUDA context may start NVRTC's PCH
+    _compat_launch.install_definition_hook()  # so may the first cooperative kernel's definition, earlier
 
 
 def _first_configure(dispatcher) -> None:

@@ -75,5 +75,6 @@ def install() -> None:
     C.install_configure_hook(check_launch_block, uses_coop)  # kernel[grid, block]: the block checked, repeats cheap
     C.install_array_key_fix()  # PyTorch tensors and DLPack objects in cooperative launches
     C.install_context_hook()  # the first CUDA context may start NVRTC's PCH
+    C.install_definition_hook()  # so may the first cooperative kernel's definition, earlier
     if "torch" in sys.modules:
         C.install_torch_bfloat16_typeof()
