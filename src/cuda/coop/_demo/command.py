@@ -17,6 +17,7 @@ import sys
 import time
 import traceback
 
+from ..core.pch import arch_for_cc
 from . import FAMILIES
 
 # The GPU run: CUDA events around BATCH back-to-back launches, REPEAT times; the median,
@@ -46,7 +47,7 @@ def run(args, parser, probe_gpu) -> int:
     cc = asked or device_cc or (9, 0)
     if _cc_number(cc) not in env["nvrtc_archs"]:
         given = (f"--arch {args.arch}" if args.arch else f"--cc {args.cc}" if args.cc else
-                 f"sm_{_cc_number(cc)}, the GPU's architecture,")
+                 f"{arch_for_cc(cc)}, the GPU's architecture,")
         parser.error(f"{given} is not an architecture NVRTC {env['nvrtc']} compiles for; pick one "
                      f"of: {', '.join(f'sm_{a}' for a in env['nvrtc_archs'])} (with --arch)")
     target_note = ("the GPU's" if asked is None and device_cc else
@@ -58,7 +59,7 @@ def run(args, parser, probe_gpu) -> int:
     if not as_json:
         if args.all:
             print(f"cuda-coop demo --all: one kernel of each of {len(families)} families, "
-                  f"sm_{_cc_number(cc)} ({target_note}), block 128, {args.items_per_thread} items per thread")
+                  f"{arch_for_cc(cc)} ({target_note}), block 128, {args.items_per_thread} items per thread")
         else:
             print(f"cuda-coop demo: {args.family}: {DEMOS[args.family].about}")
         sys.stdout.flush()  # before the progress line on stderr, also when stdout is a pipe
@@ -77,7 +78,7 @@ def run(args, parser, probe_gpu) -> int:
         progress.done()
 
     run_skipped = None if gpu["devices"] else f"skipped: no GPU ({gpu.get('reason', 'none found')})"
-    report = {"target": f"sm_{_cc_number(cc)}", "target_chosen_by": target_note, "toolchain": env["versions"],
+    report = {"target": arch_for_cc(cc), "target_chosen_by": target_note, "toolchain": env["versions"],
               "gpu": gpu, "run_skipped": run_skipped, "kernels": results}
     if as_json:
         if not args.verbose:  # tracebacks are for --verbose; the named error stays
@@ -372,7 +373,7 @@ def render_one(report, r, target_note) -> str:
         gpu = report["gpu"]["devices"][0]
         run = r["run"]
         size = f", {run['blocks']} blocks x {run['threads']} threads, seed {run['seed']}" if "blocks" in run else ""
-        lines.append(f"run on GPU {gpu['id']}: {gpu['name']} (sm_{gpu['cc'][0]}{gpu['cc'][1]}){size}")
+        lines.append(f"run on GPU {gpu['id']}: {gpu['name']} ({arch_for_cc(gpu['cc'])}){size}")
         lines += _run_lines(r)
     if "sass" in r:
         lines += ["", r["sass"].rstrip()]

@@ -15,6 +15,7 @@ import functools
 from dataclasses import field
 from pathlib import Path
 
+from ..core.pch import arch_for_cc
 from ..core.records import record
 
 __all__ = ["KernelBinary", "find_nvdisasm", "dims3"]
@@ -86,7 +87,7 @@ class KernelBinary:
         calls = self.calls()
         regs = "?" if self.registers is None else self.registers
         block = "x".join(map(str, self.block)) if self.block else "unknown"
-        return (f"{self.name}: sm_{self.cc[0]}{self.cc[1]}, block {block}, {regs} registers, "
+        return (f"{self.name}: {arch_for_cc(self.cc)}, block {block}, {regs} registers, "
                 f"{self.shared_bytes()} B shared memory{self._dynamic_text()}, "
                 f"{'no calls left' if calls == 0 else f'{calls} calls left'}, cubin {len(self.cubin)} B")
 
@@ -98,7 +99,7 @@ class KernelBinary:
         return self.summary()
 
     def __repr__(self) -> str:  # never the cubin's bytes
-        return f"<KernelBinary {self.name} sm_{self.cc[0]}{self.cc[1]} block={self.block} cubin={len(self.cubin)} B>"
+        return f"<KernelBinary {self.name} {arch_for_cc(self.cc)} block={self.block} cubin={len(self.cubin)} B>"
 
 
 _CALL = re.compile(r"^\s*(?:@!?%p\d+\s+)?call(?:\.uni)?\s*(?:\(\s*\w+\s*\)\s*,)?\s*([\w$.]+)", re.MULTILINE)

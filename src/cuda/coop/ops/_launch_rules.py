@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._errors import UnsupportedBlockShapeError, UnsupportedClusterShapeError, UnsupportedComputeCapabilityError
+from ..core.pch import arch_for_cc
 from ..core.spec import CallPlan, LaunchFacts
 
 __all__ = ["check_whole_warps", "non_member_warps_start", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
@@ -50,7 +51,7 @@ def check_cluster_launch(plan: CallPlan, launch: LaunchFacts) -> None:
         raise UnsupportedComputeCapabilityError(
             f"{plan.call}: group={g.label} needs compute capability "
             f"{CLUSTER_MIN_CC[0]}.{CLUSTER_MIN_CC[1]} or later (thread-block clusters), but the kernel is "
-            f"compiled for sm_{launch.cc[0]}{launch.cc[1]}; compile it for sm_90 or later, or reduce "
+            f"compiled for {arch_for_cc(launch.cc)}; compile it for sm_90 or later, or reduce "
             "over coop.this_block() and combine the block results yourself"
         )
     if launch.cluster is None:
