@@ -159,49 +159,55 @@ def at_definition(pyfunc) -> bool:
 _HOOKED = "_coop_first_compile_hook"
 
 
+def _wrap_once(owner, name: str, make_wrapper) -> None:
+    """Replace ``owner.<name>`` with ``make_wrapper(original)``, marked so that a second
+    install (another backend's activation, a reload) leaves it as it is."""
+    original = getattr(owner, name)
+    if getattr(original, _HOOKED, False):
+        return
+    wrapper = make_wrapper(original)
+    setattr(wrapper, _HOOKED, True)
+    wrapper.__wrapped__ = original
+    wrapper.__doc__ = original.__doc__
+    setattr(owner, name, wrapper)
+
+
 def install_on_device(device_class) -> None:
     """Wrap ``device_class.get_primary_context`` (each compiler's driver ``Device``, which
     creates the context the first time it is asked) to call ``at_first_context`` once per
     process, before the context exists.  The backends hand in their own class."""
-    original = device_class.get_primary_context
-    if getattr(original, _HOOKED, False):
-        return
     seen: list = []
 
-    def get_primary_context(self):
-        if not seen and self.primary_context is None:
-            seen.append(True)
-            try:
-                at_first_context(self.compute_capability)
-            except Exception:  # noqa: BLE001 - never in the way of the context
-                pass
-        return original(self)
+    def make_wrapper(original):
+        def get_primary_context(self):
+            if not seen and self.primary_context is None:
+                seen.append(True)
+                try:
+                    at_first_context(self.compute_capability)
+                except Exception:  # noqa: BLE001 - never in the way of the context
+                    pass
+            return original(self)
 
-    setattr(get_primary_context, _HOOKED, True)
-    get_primary_context.__wrapped__ = original
-    get_primary_context.__doc__ = original.__doc__
+        return get_primary_context
+
     # Upstream lacks a hook at the creation of a context.
-    device_class.get_primary_context = get_primary_context
+    _wrap_once(device_class, "get_primary_context", make_wrapper)
 
 
 def install_on_definition(dispatcher_class) -> None:
     """Wrap ``dispatcher_class.__init__`` (each compiler's kernel dispatcher, which
     ``@cuda.jit`` creates) to call ``at_definition`` with the Python function, until the
     process's first cooperative definition.  The backends hand in their own class."""
-    original = dispatcher_class.__init__
-    if getattr(original, _HOOKED, False):
-        return
 
-    def __init__(self, py_func, *args, **kwargs):
-        original(self, py_func, *args, **kwargs)
-        if not _definition_probe and not _asked:
+    def make_wrapper(original):
+        def __init__(self, py_func, *args, **kwargs):
+            original(self, py_func, *args, **kwargs)
             try:
                 at_definition(py_func)
             except Exception:  # noqa: BLE001 - never in the way of a definition
                 pass
 
-    setattr(__init__, _HOOKED, True)
-    __init__.__wrapped__ = original
-    __init__.__doc__ = original.__doc__
+        return __init__
+
     # Upstream lacks a hook at the definition of a kernel.
-    dispatcher_class.__init__ = __init__
+    _wrap_once(dispatcher_class, "__init__", make_wrapper)
