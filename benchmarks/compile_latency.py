@@ -38,7 +38,7 @@ The children import cuda.coop from bytecode, as an installed package does: they 
 ``PYTHONDONTWRITEBYTECODE``, after one untimed child has written it.  The warm disk cache
 holds both caches a new process reads: the providers' LTO-IR and the kernel's linked cubin.
 
-The docs' performance page quotes the medians of one run of this script.
+docs/compile_latency.rst quotes the medians of one run of this script.
 """
 
 from __future__ import annotations

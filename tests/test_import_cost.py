@@ -1,4 +1,4 @@
-"""`import cuda.coop` stays cheap: what it must not import (docs/performance.rst, "Import time").
+"""`import cuda.coop` stays cheap: what it must not import (docs/compile_latency.rst, "Import time").
 
 Not a timing assertion (the machines are shared and noisy): a fresh process imports
 cuda.coop and the test lists the modules that must stay lazy until first use.  A change

@@ -1,9 +1,9 @@
 """Tables of recorded benchmark runs, rendered from the JSON the benchmarks write.
 
-``docs/performance.rst`` shows runs, not hand-copied figures: each directive here reads a
-JSON file under ``docs/performance/`` that a script in ``benchmarks/`` wrote on the device
-and turns it into a table whose caption says where and when it ran (device, toolkit,
-commit, date, from the JSON's ``meta``).
+``docs/performance.rst`` and ``docs/compile_latency.rst`` show runs, not hand-copied figures:
+each directive here reads a JSON file under ``docs/performance/`` that a script in
+``benchmarks/`` wrote on the device and turns it into a table whose caption says where and
+when it ran (device, toolkit, commit, date, from the JSON's ``meta``).
 
 * ``coop-benchmark-table:: <run folder> <family>``: one family's cases from
   ``<run folder>/<toolkit>/bench_<family>.json`` for each toolkit folder present (``cu13``,

@@ -1,6 +1,6 @@
 """A backend module may be the first cuda.coop import of a process (no circular import);
 registering the backend beside numba_cuda_mlir imports nothing heavy, and every way a kernel
-reaches cuda.coop still compiles afterwards (docs/performance.rst, "Import time")."""
+reaches cuda.coop still compiles afterwards (docs/compile_latency.rst, "Import time")."""
 
 from __future__ import annotations
 

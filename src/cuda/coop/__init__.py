@@ -22,8 +22,8 @@ from .ops._families import OPERATIONS as _OPERATIONS  # name -> family module, f
 
 # The operations.  Each family module is imported on first use of one of its names
 # (``coop.load``, ``from cuda.coop import load``, a kernel's global lookup, the backend's
-# registration), so ``import cuda.coop`` stays cheap (docs/performance.rst, "Import
-# time").  Type checkers read __init__.pyi; tools that read only this file see the
+# registration), so ``import cuda.coop`` stays cheap (docs/compile_latency.rst,
+# "Import time").  Type checkers read __init__.pyi; tools that read only this file see the
 # imports below.  _OPERATIONS (ops/_families.py) maps each name to its family module for
 # __getattr__.  Both are generated from the op records (ops/_registry.py) by
 # scripts/generate_stubs.py, with the .pyi; tests/test_stubs.py fails when they are stale.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # numpy (and ._dtypes, which imports it) is imported by the functions that need it, not
-# here: `import cuda.coop` does not need numpy (docs/performance.rst, "Import time").
+# here: `import cuda.coop` does not need numpy (docs/compile_latency.rst, "Import time").
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (PEP 781)
 if TYPE_CHECKING:
     import numpy as np

@@ -1,7 +1,7 @@
 """A backend's activation in two steps, the same for both compilers.
 
 Registering a backend (``import cuda.coop`` beside its compiler, or ``coop.register()``) must
-stay cheap (docs/performance.rst, "Import time"): the typing templates, lowerings and group
+stay cheap (docs/compile_latency.rst, "Import time"): the typing templates, lowerings and group
 methods import the family modules, the C++ generation and, on numba-cuda-mlir, the
 compiler's lowering stack, and refresh the compiler's registries (0.7 s on the 2-core
 machine for numba-cuda-mlir).  Registering installs only the hooks below; the backend's

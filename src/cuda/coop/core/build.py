@@ -35,7 +35,7 @@ _log = logging.getLogger(__name__)  # "cuda.coop.core.build", under the package'
 # The package logger is silent unless the application configures logging
 # (docs/configuration.rst, "Logging").  Its NullHandler is added here, by the only module
 # that logs, rather than in cuda/coop/__init__.py, so that `import cuda.coop` does not
-# import logging (docs/performance.rst, "Import time").
+# import logging (docs/compile_latency.rst, "Import time").
 if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.coop").handlers):
     logging.getLogger("cuda.coop").addHandler(logging.NullHandler())
 
@@ -48,8 +48,8 @@ if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("cuda.c
 # _CCCL_META_UNROLL_LIMIT=10: libcu++'s type-list header unrolls its metafunctions
 # with preprocessor repetition up to this count, 10 under NVCC and 16 under every
 # other compiler, NVRTC included.  NVRTC's preprocessor takes about 0.5 s for the
-# 16-way expansion and 0.05 s for the 10-way one (issue #15, docs/performance.rst
-# "Compile latency"): a third to a half of a cold compile.  The limit only changes
+# 16-way expansion and 0.05 s for the 10-way one (issue #15,
+# docs/compile_latency.rst): a third to a half of a cold compile.  The limit only changes
 # how the type computations are unrolled, never their results, so the generated code
 # is the same (tests/core/test_nvrtc_options.py compares the LTO-IR).
 #

@@ -5,7 +5,7 @@ and a kernel's first cooperative compile imports them, in every process.  Python
 3.13 compiles each generated method of a dataclass from source separately (``__init__``,
 ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``): 23 classes made
 ``import cuda.coop.core.spec`` take 18 ms on the 2-core machine, a third of a warm first
-compile's cost over a kernel without cuda.coop (docs/performance.rst, "Compile latency").
+compile's cost over a kernel without cuda.coop (docs/compile_latency.rst).
 
 ``record`` compiles ``__init__`` alone (its parameters are the fields) and makes the other
 methods closures over the field names (``operator.attrgetter`` for equality and hash), so

@@ -4,7 +4,7 @@
 prelude want all of them).  A compile needs the families of the operations it calls:
 the backends look specs up here, by name or by stub, so a kernel that calls ``coop.load``
 does not pay for importing the other ten families (about 17 ms on the 2-core machine,
-docs/performance.rst).  ``_families.OPERATIONS`` says which family defines each name.
+docs/compile_latency.rst).  ``_families.OPERATIONS`` says which family defines each name.
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ def upstream_problems(entries=None) -> list:
 
 # ----------------------------------------------------------------------------------------
 # What registering the backend needs (typeof, rewrites, IR, types): all of it already
-# loaded by ``import numba_cuda_mlir``, so registering imports nothing (docs/performance.rst).
+# loaded by ``import numba_cuda_mlir``, so registering imports nothing
+# (docs/compile_latency.rst).
 # ----------------------------------------------------------------------------------------
 # Numba front-end types, templates, IR and errors (the vendored numba-cuda copy).
 from numba_cuda_mlir.numba_cuda import types  # noqa: E402
