@@ -296,6 +296,18 @@ def test_no_architecture_where_cuda_visible_devices_hides_every_gpu(visible, mon
     assert visible_compute_capability() is None
 
 
+def test_no_architecture_where_cuda_bindings_has_no_nvml(monkeypatch):
+    # cuda-bindings 12.9.1-12.9.5, which the CUDA 12 pins allow, has no nvml module: the
+    # definition gives up and the first context starts the build (a GPU run found it).
+    import sys
+
+    from cuda.coop.backends._first_compile import visible_compute_capability
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvml", None)  # import raises ImportError
+    assert visible_compute_capability() is None
+
+
 def test_disk_cache_off_reads_and_writes_no_notes(tmp_path):
     body = '''
         compile_cubin(plain, ARGS[:1], cc=(9, 0), block=32)

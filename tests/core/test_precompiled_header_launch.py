@@ -11,6 +11,7 @@ architecture), and the first cooperative launch compiles with it
 from __future__ import annotations
 
 import ast
+import importlib.util
 
 import pytest
 
@@ -41,6 +42,11 @@ def test_the_first_context_starts_the_pch_and_the_first_cooperative_launch_uses_
 
 
 def test_the_first_cooperative_definition_starts_the_pch_from_nvml_and_the_launch_uses_it(tmp_path):
+    if importlib.util.find_spec("cuda.bindings.nvml") is None:
+        # cuda-bindings 12.9.1-12.9.5 (CUDA 12 pins allow them): visible_compute_capability
+        # returns None, so the first context starts the build (the test above covers that).
+        pytest.skip("this cuda-bindings has no cuda.bindings.nvml (added in 12.9.6 and 13.0): "
+                    "no architecture at the definition")
     body = '''
         from cuda.coop.backends import _first_compile
         kernel = coop_kernel("warp_transpose")  # defined before any CUDA context
