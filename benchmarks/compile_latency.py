@@ -26,9 +26,9 @@ LTO: everything a first launch does except loading the module on a device):
 - first kernel of a process: no trivial kernel first, so the compiler's initialization is
   in the figure, as a program that imports and launches meets it: a plain kernel, the
   cold coop kernel, and the cold coop kernel with CUDA_COOP_NVRTC_PCH=0 and =early
-- CCCL's discard_iterator.h: the cold rows with PCH=0 and the first kernel of a process
-  with PCH=early, compiled with CCCL's own thrust/iterator/discard_iterator.h rather than
-  cuda-coop's stand-in (core/cpp.py), for comparison
+- CCCL's own headers: the cold rows with PCH=0 and the first kernel of a process with
+  PCH=early, compiled with CCCL's thrust/iterator/discard_iterator.h, cuda/std/span and
+  cuda/std/mdspan rather than cuda-coop's stand-ins (core/cpp.py), for comparison
 - first kernel of a process after a first context: a 0.25 s sleep stands in for the
   driver's creation of the context, with what cuda.coop's wrapper of the compiler's
   ``Device.get_primary_context`` calls there run first (it starts the PCH, as at a real
@@ -69,11 +69,11 @@ SCRIPT = textwrap.dedent('''
     from cuda.coop.numba_mlir import compile_cubin
     import numpy as np
     t_import = time.perf_counter() - t0
-    if len(sys.argv) > 2 and "cccl-discard-iterator" in sys.argv[2].split("+"):
-        # The baseline of the stand-in header (core/cpp.py): CCCL's own
-        # thrust/iterator/discard_iterator.h in every NVRTC compile, the PCH's too.
+    if len(sys.argv) > 2 and "cccl-headers" in sys.argv[2].split("+"):
+        # The baseline of the stand-in headers (core/cpp.py): CCCL's own headers in
+        # every NVRTC compile, the PCH's too.
         import cuda.coop.core.build as build
-        build.HEADER_STAND_INS_FOR = ()
+        build.HEADER_STAND_INS = ()
     if len(sys.argv) > 2 and sys.argv[2] == "cccl-default-unroll":
         # The baseline row: libcu++'s own type-list unroll limit under NVRTC (16), as
         # before issue #15; also a different provider key, so nothing is shared.
@@ -208,11 +208,11 @@ def main(argv=None):
         # The early PCH whatever the CPUs (auto leaves it out below 4 usable CPUs).
         add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early",
             in_new_cache("first", "first-kernel", CUDA_COOP_NVRTC_PCH="early")["first_s"])
-        # The same two with CCCL's own discard_iterator header instead of the stand-in.
-        add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early, CCCL's discard_iterator.h",
-            in_new_cache("first", "first-kernel+cccl-discard-iterator", CUDA_COOP_NVRTC_PCH="early")["first_s"])
-        add("cold, CUDA_COOP_NVRTC_PCH=0, CCCL's discard_iterator.h",
-            in_new_cache("first", "cccl-discard-iterator", CUDA_COOP_NVRTC_PCH="0")["first_s"])
+        # The same two with CCCL's own headers instead of the stand-ins.
+        add("first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early, CCCL's own headers",
+            in_new_cache("first", "first-kernel+cccl-headers", CUDA_COOP_NVRTC_PCH="early")["first_s"])
+        add("cold, CUDA_COOP_NVRTC_PCH=0, CCCL's own headers",
+            in_new_cache("first", "cccl-headers", CUDA_COOP_NVRTC_PCH="0")["first_s"])
         add("cold, CUDA_COOP_NVRTC_PCH=early", in_new_cache("first", CUDA_COOP_NVRTC_PCH="early")["first_s"])
         add("cold with CUDA_COOP_NVRTC_PCH=1", in_new_cache("first", CUDA_COOP_NVRTC_PCH="1")["first_s"])
         # The first context's start of the PCH (backends/_first_compile.py), against the
@@ -255,10 +255,10 @@ def main(argv=None):
                 ("cold, first kernel of a process, early PCH forced",
                  "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early", "first kernel of a process: plain"),
                 ("cold, early PCH forced", "cold, CUDA_COOP_NVRTC_PCH=early", "plain kernel (no cuda.coop)"),
-                ("cold, no early PCH, CCCL's discard_iterator.h",
-                 "cold, CUDA_COOP_NVRTC_PCH=0, CCCL's discard_iterator.h", "plain kernel (no cuda.coop)"),
-                ("cold, first kernel of a process, early PCH forced, CCCL's discard_iterator.h",
-                 "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early, CCCL's discard_iterator.h",
+                ("cold, no early PCH, CCCL's own headers",
+                 "cold, CUDA_COOP_NVRTC_PCH=0, CCCL's own headers", "plain kernel (no cuda.coop)"),
+                ("cold, first kernel of a process, early PCH forced, CCCL's own headers",
+                 "first kernel of a process: cold coop, CUDA_COOP_NVRTC_PCH=early, CCCL's own headers",
                  "first kernel of a process: plain"))
         },
         "min_s": {k: min(v) for k, v in samples.items()},

@@ -242,6 +242,25 @@ def test_radix_register_options_nvrtc_builds():
         module._nvrtc_cubin(bounds, extra, "sm_90")
 
 
+@pytest.mark.compile
+def test_pch_build_benchmark_shows_the_stand_ins_shrink_the_precompiled_header(tmp_path, monkeypatch):
+    """benchmarks/pch_build.py, one round: the PCH with cuda-coop's header stand-ins is
+    smaller than with CCCL's own headers (under CCCL 2.8 and 3.0, which have stand-ins)."""
+    pytest.importorskip("numba_cuda_mlir")  # its child pins the toolkit through that backend
+    import subprocess
+
+    monkeypatch.setenv("OUT", str(tmp_path))
+    subprocess.run([sys.executable, str(BENCH / "pch_build.py"), "--rounds", "1"], check=True,
+                   capture_output=True, text=True, timeout=600)
+    report = json.loads((tmp_path / "pch_build.json").read_text())
+    assert report["stand_ins"], "no stand-ins for the pinned CCCL"
+    median = report["median"]
+    assert set(median) == {"stand-ins", "cccl-headers", *(f"without {' + '.join(g)}" for g in report["stand_ins"])}
+    assert median["stand-ins"]["pch_mib"] < median["cccl-headers"]["pch_mib"], median
+    for group in report["stand_ins"]:
+        assert median["stand-ins"]["pch_mib"] < median[f"without {' + '.join(group)}"]["pch_mib"], (group, median)
+
+
 def _load_script(name: str):
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))

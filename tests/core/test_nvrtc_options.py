@@ -266,6 +266,28 @@ def test_cccl_still_includes_the_discard_iterator_for_one_trait():
 
 
 @pytest.mark.compile
+def test_cccl_still_includes_span_and_mdspan_for_traits_only():
+    """The span and mdspan stand-ins (CCCL 3.0) pay only while CUB's detail/type_traits.cuh
+    includes the two headers, and are right only while it names the class templates in
+    trait specializations and nothing more: if CCCL changes that, this fails."""
+    from cuda.coop.core.build import header_stand_ins
+    from cuda.coop.core.toolchain import toolchain
+
+    tc = toolchain()
+    names = [name for name, _ in header_stand_ins(tc.cccl_version)]
+    if "cuda/std/span" not in names:
+        pytest.skip(f"CCCL {tc.cccl_version_str} has no span and mdspan stand-ins (3.0 only)")
+    header = next((Path(d) / "cub/detail/type_traits.cuh" for d in tc.include_dirs
+                   if (Path(d) / "cub/detail/type_traits.cuh").is_file()), None)
+    assert header is not None, f"no cub/detail/type_traits.cuh under {tc.include_dirs}"
+    text = header.read_text()
+    assert "#include <cuda/std/mdspan>" in text and "#include <cuda/std/span>" in text, header
+    uses = re.findall(r"(?:::)?cuda::std::(?:md)?span<[^>]*>", text)
+    assert sorted(set(uses)) == ["::cuda::std::mdspan<T, E, L, A>", "::cuda::std::span<T, N>"], (header, uses)
+    assert len(uses) == len(re.findall(r"cuda::std::(?:md)?span\b", text)) == 3, (header, uses)
+
+
+@pytest.mark.compile
 def test_the_discard_iterator_stand_in_leaves_the_code_unchanged():
     """Every family's headers and six families' providers compiled to PTX with CCCL's
     header and with the stand-in: the stand-in's PTX is CCCL's less some unused constants,

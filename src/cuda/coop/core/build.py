@@ -22,6 +22,7 @@ from .._errors import ProviderCompileError
 from .._version import __version__
 from .cache import SCHEMA, CacheEntry, provider_cache
 from .cpp import (COMPAT_HEADER_NAME, COMPAT_HEADER_SOURCE, DISCARD_ITERATOR_HEADER_NAME, DISCARD_ITERATOR_STAND_IN,
+                  MDSPAN_HEADER_NAME, MDSPAN_STAND_IN, SPAN_HEADER_NAME, SPAN_STAND_IN,
                   PROVIDER_ABI_VERSION, render_translation_unit)
 from .pch import arch_for_cc, pch
 from .toolchain import toolchain
@@ -97,7 +98,13 @@ UNUSED_PTX_WRAPPERS = (
     "GETCTARANK", "BARRIER_CLUSTER",
 )
 PTX_WRAPPERS_SKIPPED_FOR = ((2, 8), (3, 0))  # CCCL (major, minor)
-HEADER_STAND_INS_FOR = ((2, 8), (3, 0))  # CCCL (major, minor) whose headers were read for them
+# (the ``(header name, stand-in source)`` pairs that go together, the CCCL (major, minor)
+# versions whose headers were read for them); core/cpp.py says why each one is right.
+# span and mdspan go together: CCCL's mdspan header needs its span.
+HEADER_STAND_INS = (
+    (((DISCARD_ITERATOR_HEADER_NAME, DISCARD_ITERATOR_STAND_IN),), ((2, 8), (3, 0))),
+    (((SPAN_HEADER_NAME, SPAN_STAND_IN), (MDSPAN_HEADER_NAME, MDSPAN_STAND_IN)), ((3, 0),)),
+)
 
 
 def skipped_ptx_wrappers(cccl_version) -> tuple:
@@ -109,10 +116,9 @@ def skipped_ptx_wrappers(cccl_version) -> tuple:
 
 def header_stand_ins(cccl_version) -> tuple:
     """The in-memory headers that NVRTC takes in place of CCCL's (``(name, source)`` pairs,
-    core/cpp.py says why), or () for a CCCL whose headers were not read for them."""
-    if tuple(cccl_version[:2]) not in HEADER_STAND_INS_FOR:
-        return ()
-    return ((DISCARD_ITERATOR_HEADER_NAME, DISCARD_ITERATOR_STAND_IN),)
+    core/cpp.py says why): those whose versions name this CCCL's major and minor."""
+    version = tuple(cccl_version[:2])
+    return tuple(pair for pairs, versions in HEADER_STAND_INS if version in versions for pair in pairs)
 
 
 # bfloat16 off where the translation unit never names it: cuda_bf16.h and CUB's and

@@ -1,0 +1,89 @@
+"""NVRTC's precompiled header: its build, its size, and a compile that loads it.
+
+    python benchmarks/pch_build.py [--rounds N] [--arch sm_90]
+
+No GPU needed.  Each round runs fresh processes, alternated: one with cuda-coop's header
+stand-ins (core/cpp.py, ``core/build.py``'s ``HEADER_STAND_INS``: what this CCCL gets),
+one without each group of stand-ins in turn (CCCL's headers of those names instead), and
+one with CCCL's own headers only.  Each process builds the PCH of every family's headers
+(``ops/_prelude.py``), as the background build of a process's first cooperative compile
+does, and then compiles one unit that uses it.  Reported per variant, medians over the
+rounds: the build's CPU seconds (NVRTC runs on the calling thread, so CPU time is less
+disturbed by a shared machine than wall time), the PCH's size in MiB, and the wall seconds
+of the compile that loads it.  Writes ``pch_build.json`` (to ``$OUT`` when set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = r'''
+import json, os, sys, time
+import cuda.coop.numba_mlir  # noqa: F401  (pins the toolkit)
+from cuda.coop.core import build
+from cuda.coop.core.cpp import render_translation_unit
+from cuda.coop.core.pch import pch
+from cuda.coop.core.toolchain import toolchain
+from cuda.coop.ops._prelude import PRELUDE_HEADERS
+
+left_out, arch = sys.argv[1], sys.argv[2]
+if left_out == "*":
+    build.HEADER_STAND_INS = ()
+elif left_out:
+    build.HEADER_STAND_INS = tuple(g for g in build.HEADER_STAND_INS if g[0][0][0] != left_out)
+source = render_translation_unit([], headers=PRELUDE_HEADERS) + build.PCH_PRELUDE_ANCHOR
+options = [*build._pch_options(arch), *pch.nvrtc_options()]
+t = time.process_time()
+build._nvrtc_compile(source, options, "pch-prelude")
+build_cpu = time.process_time() - t
+size = sum(f.stat().st_size for f in __import__("pathlib").Path(pch.directory).iterdir())
+t = time.perf_counter()
+build._nvrtc_compile(source.replace("cuda_coop_pch_anchor", "cuda_coop_unit"), options, "unit")
+use_s = time.perf_counter() - t
+print(json.dumps({"build_cpu_s": build_cpu, "pch_mib": size / 2**20, "use_s": use_s,
+                  "stand_ins": [[name for name, _ in pairs] for pairs, versions in build.HEADER_STAND_INS
+                                if tuple(toolchain().cccl_version[:2]) in versions],
+                  "toolchain": toolchain().describe()}))
+'''
+
+def _run(left_out: str, arch: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, left_out, arch], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--arch", default="sm_90")
+    args = parser.parse_args()
+    first = _run("", args.arch)
+    # variant name -> the stand-in left out ("" none, "*" all)
+    variants = {"stand-ins": "", **{f"without {' + '.join(names)}": names[0] for names in first["stand_ins"]},
+                "cccl-headers": "*"}
+    samples = {v: [] for v in variants}
+    for _ in range(args.rounds):
+        for variant, left_out in variants.items():
+            samples[variant].append(_run(left_out, args.arch))
+    report = {"arch": args.arch, "rounds": args.rounds, "toolchain": first["toolchain"],
+              "stand_ins": first["stand_ins"], "median": {}, "samples": samples}
+    names = [name for group in report["stand_ins"] for name in group]
+    print(f"{report['toolchain']}\nstand-ins: {', '.join(names) or 'none for this CCCL'}")
+    width = max(map(len, variants))
+    print(f"{'':<{width}}{'build (CPU s)':>15}{'PCH (MiB)':>11}{'unit with it (s)':>18}")
+    for variant in variants:
+        median = {k: statistics.median(s[k] for s in samples[variant]) for k in ("build_cpu_s", "pch_mib", "use_s")}
+        report["median"][variant] = median
+        print(f"{variant:<{width}}{median['build_cpu_s']:>15.3f}{median['pch_mib']:>11.1f}{median['use_s']:>18.3f}")
+    path = Path(os.environ.get("OUT", ".")) / "pch_build.json"
+    path.write_text(json.dumps(report, indent=1))
+    print(f"results written to {path}")
+
+
+if __name__ == "__main__":
+    main()
