@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 CHILD = r'''
-import json, os, sys, time
+import json, pathlib, sys, time
 import cuda.coop.numba_mlir  # noqa: F401  (pins the toolkit)
 from cuda.coop.core import build
 from cuda.coop.core.cpp import render_translation_unit
@@ -42,7 +42,7 @@ options = [*build._pch_options(arch), *pch.nvrtc_options()]
 t = time.process_time()
 build._nvrtc_compile(source, options, "pch-prelude")
 build_cpu = time.process_time() - t
-size = sum(f.stat().st_size for f in __import__("pathlib").Path(pch.directory).iterdir())
+size = sum(f.stat().st_size for f in pathlib.Path(pch.directory).iterdir())
 t = time.perf_counter()
 build._nvrtc_compile(source.replace("cuda_coop_pch_anchor", "cuda_coop_unit"), options, "unit")
 use_s = time.perf_counter() - t
@@ -51,6 +51,7 @@ print(json.dumps({"build_cpu_s": build_cpu, "pch_mib": size / 2**20, "use_s": us
                                 if tuple(toolchain().cccl_version[:2]) in versions],
                   "toolchain": toolchain().describe()}))
 '''
+
 
 def _run(left_out: str, arch: str) -> dict:
     out = subprocess.run([sys.executable, "-c", CHILD, left_out, arch], capture_output=True, text=True, check=True)
