@@ -32,23 +32,21 @@ from cuda.coop.core.pch import pch
 from cuda.coop.core.toolchain import toolchain
 from cuda.coop.ops._prelude import PRELUDE_HEADERS
 
-left_out, arch = sys.argv[1], sys.argv[2]
-if left_out == "*":
-    build.HEADER_STAND_INS = ()
-elif left_out:
-    build.HEADER_STAND_INS = tuple(g for g in build.HEADER_STAND_INS if g[0][0][0] != left_out)
+left_out, arch = sys.argv[1], sys.argv[2]  # the group left out: "" none, "*" all, or its index
+groups = build.header_stand_in_groups(toolchain().cccl_version)
+kept = () if left_out == "*" else [g for i, g in enumerate(groups) if str(i) != left_out]
+stand_ins = tuple(pair for group in kept for pair in group)
 source = render_translation_unit([], headers=PRELUDE_HEADERS) + build.PCH_PRELUDE_ANCHOR
 options = [*build._pch_options(arch), *pch.nvrtc_options()]
 t = time.process_time()
-build._nvrtc_compile(source, options, "pch-prelude")
+build._nvrtc_compile(source, options, "pch-prelude", stand_ins)
 build_cpu = time.process_time() - t
 size = sum(f.stat().st_size for f in pathlib.Path(pch.directory).iterdir())
 t = time.perf_counter()
-build._nvrtc_compile(source.replace("cuda_coop_pch_anchor", "cuda_coop_unit"), options, "unit")
+build._nvrtc_compile(source.replace("cuda_coop_pch_anchor", "cuda_coop_unit"), options, "unit", stand_ins)
 use_s = time.perf_counter() - t
 print(json.dumps({"build_cpu_s": build_cpu, "pch_mib": size / 2**20, "use_s": use_s,
-                  "stand_ins": [[name for name, _ in pairs] for pairs, versions in build.HEADER_STAND_INS
-                                if tuple(toolchain().cccl_version[:2]) in versions],
+                  "stand_ins": [[name for name, _ in group] for group in groups],
                   "toolchain": toolchain().describe()}))
 '''
 
@@ -64,9 +62,10 @@ def main() -> None:
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args()
     first = _run("", args.arch)
-    # variant name -> the stand-in left out ("" none, "*" all)
-    variants = {"stand-ins": "", **{f"without {' + '.join(names)}": names[0] for names in first["stand_ins"]},
-                "cccl-headers": "*"}
+    # variant name -> the group of stand-ins left out ("" none, "*" all, or its index)
+    variants = {"stand-ins": ""}
+    variants.update({f"without {' + '.join(names)}": str(i) for i, names in enumerate(first["stand_ins"])})
+    variants["cccl-headers"] = "*"
     samples = {v: [] for v in variants}
     for _ in range(args.rounds):
         for variant, left_out in variants.items():

@@ -114,11 +114,16 @@ def skipped_ptx_wrappers(cccl_version) -> tuple:
     return tuple(f"-D_CUDA_PTX_{name}_H_" for name in UNUSED_PTX_WRAPPERS)
 
 
+def header_stand_in_groups(cccl_version) -> tuple:
+    """The groups of ``HEADER_STAND_INS`` whose versions name this CCCL's major and minor."""
+    version = tuple(cccl_version[:2])
+    return tuple(pairs for pairs, versions in HEADER_STAND_INS if version in versions)
+
+
 def header_stand_ins(cccl_version) -> tuple:
     """The in-memory headers that NVRTC takes in place of CCCL's (``(name, source)`` pairs,
-    core/cpp.py says why): those whose versions name this CCCL's major and minor."""
-    version = tuple(cccl_version[:2])
-    return tuple(pair for pairs, versions in HEADER_STAND_INS if version in versions for pair in pairs)
+    core/cpp.py says why): every group that applies to this CCCL."""
+    return tuple(pair for pairs in header_stand_in_groups(cccl_version) for pair in pairs)
 
 
 # bfloat16 off where the translation unit never names it: cuda_bf16.h and CUB's and
