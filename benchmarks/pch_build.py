@@ -10,7 +10,12 @@ one with CCCL's own headers only.  Each process builds the PCH of every family's
 does, and then compiles one unit that uses it.  Reported per variant, medians over the
 rounds: the build's CPU seconds (NVRTC runs on the calling thread, so CPU time is less
 disturbed by a shared machine than wall time), the PCH's size in MiB, and the wall seconds
-of the compile that loads it.  Writes ``pch_build.json`` (to ``$OUT`` when set).
+of the compile that loads it.  Then the same process parses without a PCH (CPU seconds):
+every family's headers, and the first family's header alone (``cub/block/block_load.cuh``),
+which brings in the CUB and libcu++ base that every family shares.  The build less the
+first parse is what writing the PCH adds; the second parse is what any family's first
+compile must read, PCH or not (docs/compile_latency.rst, "Where the cold compile's floor
+is").  Writes ``pch_build.json`` (to ``$OUT`` when set).
 """
 
 from __future__ import annotations
@@ -45,7 +50,20 @@ size = sum(f.stat().st_size for f in pathlib.Path(pch.directory).iterdir())
 t = time.perf_counter()
 build._nvrtc_compile(source.replace("cuda_coop_pch_anchor", "cuda_coop_unit"), options, "unit", stand_ins)
 use_s = time.perf_counter() - t
+plain = build._pch_options(arch)  # no --pch: NVRTC parses every header
+
+
+def parse_cpu(headers):
+    t = time.process_time()
+    build._nvrtc_compile(render_translation_unit([], headers=headers) + build.PCH_PRELUDE_ANCHOR, plain,
+                         "parse", stand_ins)
+    return time.process_time() - t
+
+
+parse_all_cpu = parse_cpu(PRELUDE_HEADERS)
+parse_base_cpu = parse_cpu(PRELUDE_HEADERS[:1])
 print(json.dumps({"build_cpu_s": build_cpu, "pch_mib": size / 2**20, "use_s": use_s,
+                  "parse_all_cpu_s": parse_all_cpu, "parse_base_cpu_s": parse_base_cpu,
                   "stand_ins": [[name for name, _ in group] for group in groups],
                   "toolchain": toolchain().describe()}))
 '''
@@ -75,11 +93,14 @@ def main() -> None:
     names = [name for group in report["stand_ins"] for name in group]
     print(f"{report['toolchain']}\nstand-ins: {', '.join(names) or 'none for this CCCL'}")
     width = max(map(len, variants))
-    print(f"{'':<{width}}{'build (CPU s)':>15}{'PCH (MiB)':>11}{'unit with it (s)':>18}")
+    columns = {"build_cpu_s": ("build (CPU s)", ".3f"), "pch_mib": ("PCH (MiB)", ".1f"),
+               "use_s": ("unit with it (s)", ".3f"), "parse_all_cpu_s": ("parse, all (CPU s)", ".3f"),
+               "parse_base_cpu_s": ("parse, base (CPU s)", ".3f")}
+    print(f"{'':<{width}}" + "".join(f"{title:>21}" for title, _ in columns.values()))
     for variant in variants:
-        median = {k: statistics.median(s[k] for s in samples[variant]) for k in ("build_cpu_s", "pch_mib", "use_s")}
+        median = {k: statistics.median(s[k] for s in samples[variant]) for k in columns}
         report["median"][variant] = median
-        print(f"{variant:<{width}}{median['build_cpu_s']:>15.3f}{median['pch_mib']:>11.1f}{median['use_s']:>18.3f}")
+        print(f"{variant:<{width}}" + "".join(f"{median[k]:>21{fmt}}" for k, (_, fmt) in columns.items()))
     path = Path(os.environ.get("OUT", ".")) / "pch_build.json"
     path.write_text(json.dumps(report, indent=1))
     print(f"results written to {path}")
