@@ -27,7 +27,8 @@ from pathlib import Path
 
 __all__ = ["nvcc_path", "build_cuda", "build_nvrtc_kernels", "compile_nvrtc", "nvcc_baseline_ms", "specialize",
            "run_json", "time_kernel", "time_single_launch", "Timing", "per_launch",
-           "per_launch_table", "print_ratio_table", "write_results", "cccl_include", "compile_latency"]
+           "per_launch_table", "print_ratio_table", "write_results", "cccl_include", "compile_latency",
+           "around_first_launch"]
 
 
 def nvcc_path() -> str | None:
@@ -540,17 +541,20 @@ def compiler_cuda(compiler: str):
 _FIRST_LAUNCH = re.compile(r"^t0 = time\.perf_counter\(\); .+; first = time\.perf_counter\(\) - t0$", re.M)
 
 
+def around_first_launch(code: str, before: str, after: str) -> str:
+    """``code`` (a latency script) with ``before`` and ``after`` (lines of code) around the
+    line that times its first launch."""
+    placed, count = _FIRST_LAUNCH.subn(lambda match: f"{before}\n{match.group(0)}\n{after}", code)
+    if count != 1:
+        raise ValueError(f"a latency script times its first launch on one 't0 = ...; first = ...' line; found {count}")
+    return placed
+
+
 def with_first_launch_profile(code: str, path) -> str:
     """``code`` (a latency script) with its first launch run under cProfile, the profile
     dumped to ``path``: only that line, not the imports or the data set-up."""
-    def wrap(match):
-        return (f"import cProfile; _profile = cProfile.Profile(); _profile.enable()\n{match.group(0)}\n"
-                f"_profile.disable(); _profile.dump_stats({str(path)!r})")
-
-    profiled, count = _FIRST_LAUNCH.subn(wrap, code)
-    if count != 1:
-        raise ValueError(f"a latency script times its first launch on one 't0 = ...; first = ...' line; found {count}")
-    return profiled
+    return around_first_launch(code, "import cProfile; _profile = cProfile.Profile(); _profile.enable()",
+                               f"_profile.disable(); _profile.dump_stats({str(path)!r})")
 
 
 def profile_listings(path, lines: int = 45) -> dict:

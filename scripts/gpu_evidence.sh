@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU evidence of one toolkit, in one device call: logs under $OUT (or ./gpu-evidence).
 #
-#   bash scripts/gpu_evidence.sh 12|13 [suite] [classic] [latency] [launch] [repeat N] [torch]
-#                                      [sanitize] [checkcost] [bench]
+#   bash scripts/gpu_evidence.sh 12|13 [suite] [classic] [latency] [timeline] [launch] [repeat N]
+#                                      [torch] [sanitize] [checkcost] [bench]
 #
 #   suite      the whole GPU test suite in parallel shards (scripts/run_gpu_tests.py -j 15)
 #   classic    the same suite with classic numba-cuda as the compiler (--compiler numba-cuda).
@@ -14,6 +14,9 @@
 #   latency    issue #31's first-launch figures: benchmarks/bench_load_store.py --latency-only
 #              (cold, warm disk cache, without cuda.coop; fresh processes, medians of three)
 #              and `from cuda import coop` after the compiler, five processes
+#   timeline   benchmarks/first_launch_timeline.py: where a cold first launch's time goes (the header's
+#              build, the wait for it, NVRTC, the rest), four fresh processes per shape; TIMELINE_BASE=<dir>
+#              alternates another tree's src/ with this one
 #   launch     benchmarks/launch_overhead.py: host microseconds per launch, both compilers
 #              (classic numba-cuda needs `classic` earlier in the same call, for its NumPy)
 #   repeat N   the exchange and shuffle GPU tests N times in one process (races show up as flakes)
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
              timeout "${CLASSIC_TIMEOUT:-540}" python3 scripts/run_gpu_tests.py -j 16 --compiler numba-cuda --log-dir /tmp/shards-classic-cu$major 2>&1 | tail -25 | tee "$out/classic-cu$major.txt" ;;
     latency) for i in 1 2 3 4 5; do python3 -c "import time; from numba_cuda_mlir import cuda; t = time.perf_counter(); from cuda import coop; print('from cuda import coop after the compiler:', round(time.perf_counter() - t, 4), 's')"; done 2>&1 | tee "$out/import-cu$major.txt"
              OUT=$out timeout 240 python3 benchmarks/bench_load_store.py --latency-only --latency-repeat 3 2>&1 | tail -8 | tee "$out/latency-cu$major.txt" ;;
+    timeline) OUT=$out timeout 300 python3 benchmarks/first_launch_timeline.py --rounds 4 ${TIMELINE_BASE:+--base-src "$TIMELINE_BASE"} 2>&1 | tail -12 | tee "$out/timeline-cu$major.txt" ;;
     launch) for compiler in numba-cuda-mlir numba-cuda; do
               OUT=$out timeout 120 python3 benchmarks/launch_overhead.py --compiler $compiler --repeat 5 2>&1 | tee "$out/launch-$compiler-cu$major.txt" | grep "per launch"
             done ;;
