@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
              timeout "${CLASSIC_TIMEOUT:-540}" python3 scripts/run_gpu_tests.py -j 16 --compiler numba-cuda --log-dir /tmp/shards-classic-cu$major 2>&1 | tail -25 | tee "$out/classic-cu$major.txt" ;;
     latency) for i in 1 2 3 4 5; do python3 -c "import time; from numba_cuda_mlir import cuda; t = time.perf_counter(); from cuda import coop; print('from cuda import coop after the compiler:', round(time.perf_counter() - t, 4), 's')"; done 2>&1 | tee "$out/import-cu$major.txt"
              OUT=$out timeout 240 python3 benchmarks/bench_load_store.py --latency-only --latency-repeat 3 2>&1 | tail -8 | tee "$out/latency-cu$major.txt" ;;
-    timeline) OUT=$out timeout 300 python3 benchmarks/first_launch_timeline.py --rounds 4 ${TIMELINE_BASE:+--base-src "$TIMELINE_BASE"} 2>&1 | tail -12 | tee "$out/timeline-cu$major.txt" ;;
+    timeline) OUT=$out timeout 300 python3 benchmarks/first_launch_timeline.py --rounds 4 ${TIMELINE_BASE:+--base-src "$TIMELINE_BASE"} 2>&1 | tail -14 | tee "$out/timeline-cu$major.txt" ;;
     launch) for compiler in numba-cuda-mlir numba-cuda; do
               OUT=$out timeout 120 python3 benchmarks/launch_overhead.py --compiler $compiler --repeat 5 2>&1 | tee "$out/launch-$compiler-cu$major.txt" | grep "per launch"
             done ;;
