@@ -14,13 +14,12 @@ def warm_up(x):
     x[0] = 1
 t0 = time.perf_counter(); w = cuda.device_array(1, dtype=np.int32); t_setup = time.perf_counter() - t0
 t0 = time.perf_counter(); warm_up[1, 1](w); cuda.synchronize(); t_init = time.perf_counter() - t0
-@cuda.jit
-def k(source, destination, items_per_thread):
-    block = coop.this_block()
-    items = coop.ThreadData(items_per_thread)
-    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
-    coop.load(block, source, items, offset=offset, algorithm="warp_transpose")
-    coop.store(block, destination, items, offset=offset, algorithm="warp_transpose")
+# The kernel is benchmarks/bench_load_store.py's COOP_KERNEL, read from that file (as the
+# ninth check's probe.py reads bench_reduce.py's).
+import ast, pathlib
+_bench = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "bench_load_store.py"
+exec(next(node.value.value for node in ast.parse(_bench.read_text()).body
+          if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "COOP_KERNEL"))
 src = cuda.to_device(np.arange(256 * 16 * 4, dtype=np.int32)); dst = cuda.device_array_like(src)
 cuda.synchronize()
 tl = time.perf_counter() - T
