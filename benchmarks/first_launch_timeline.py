@@ -63,7 +63,7 @@ _coop_log.propagate = False
 REPORT = '''
 from cuda.coop.core.pch import pch as _pch
 _build = _pch.background
-print(json.dumps({"launch_at": _launch_at, "first_launch_s": first, "log": _LOG,
+print(json.dumps({"launch_at": _launch_at, "first_launch_s": first, "log": _LOG, "coop_file": coop.__file__,
                   "build": _build and {"reason": _build.reason, "seconds": _build.seconds,
                                        "ok": _build.ok, "used": _build.used}}))
 '''
@@ -117,15 +117,29 @@ def _run(shape: str, src) -> dict:
     env = {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-timeline-cache-")}
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return timeline(timed_subprocess(script(shape), env))
+    result = timed_subprocess(script(shape), env)
+    if src is not None and not Path(result["coop_file"]).resolve().is_relative_to(src.resolve()):
+        # Another cuda.coop first on the path would compare a tree with itself.
+        raise RuntimeError(f"--base-src {src}: the process imported cuda.coop from {result['coop_file']}")
+    return timeline(result)
 
 
-def main(argv=None) -> None:
+def _arguments(argv) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--shape", nargs="+", choices=sorted(SHAPES), default=sorted(SHAPES))
     parser.add_argument("--base-src", type=Path, help="another tree's src/, alternated with this one")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give 1 or more fresh processes per shape and tree")
+    if args.base_src is not None and not (args.base_src / "cuda" / "coop" / "__init__.py").is_file():
+        parser.error(f"--base-src {args.base_src}: no cuda/coop/__init__.py there; give the src/ folder of a "
+                     "cuda-coop tree (e.g. one made with `git archive <commit> src | tar x -C DIR`: DIR/src)")
+    return args
+
+
+def main(argv=None) -> None:
+    args = _arguments(argv)
     trees = {"this tree": None, **({f"base ({args.base_src})": args.base_src} if args.base_src else {})}
     for src in trees.values():  # untimed: writes the bytecode of cuda.coop and the compiler
         _run(args.shape[0], src)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -74,11 +75,15 @@ def _run(left_out: str, arch: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--arch", default="sm_90")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give 1 or more rounds of fresh processes")
+    if not re.fullmatch(r"sm_\d+[a-z]?", args.arch):
+        parser.error(f"--arch {args.arch}: give an NVRTC architecture such as sm_90, sm_90a or sm_100")
     first = _run("", args.arch)
     # variant name -> the group of stand-ins left out ("" none, "*" all, or its index)
     variants = {"stand-ins": ""}

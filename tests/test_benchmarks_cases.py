@@ -267,6 +267,19 @@ def test_pch_build_benchmark_shows_the_stand_ins_shrink_the_precompiled_header(t
     assert ours["build_cpu_s"] > ours["parse_base_cpu_s"], ours
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("argv, named, fix", [
+    (["--rounds", "0"], "--rounds 0", "1 or more"),
+    (["--arch", "sm90"], "--arch sm90", "such as sm_90"),
+])
+def test_pch_build_refuses_bad_arguments_before_any_process_runs(argv, named, fix, capsys):
+    module = _load_script("pch_build")
+    with pytest.raises(SystemExit):
+        module.main(argv)
+    err = capsys.readouterr().err
+    assert named in err and fix in err, err
+
+
 def _load_script(name: str):
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))

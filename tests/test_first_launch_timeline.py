@@ -72,6 +72,19 @@ def test_a_process_that_compiled_nothing_is_refused(tool):
         tool.timeline({"launch_at": 1.0, "first_launch_s": 0.1, "log": []})
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("argv, named, fix", [
+    (["--rounds", "0"], "--rounds 0", "1 or more"),
+    (["--base-src", "{tmp}"], "--base-src {tmp}", "give the src/ folder of a cuda-coop tree"),
+])
+def test_bad_arguments_are_refused_before_any_process_runs(tool, tmp_path, capsys, argv, named, fix):
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    with pytest.raises(SystemExit):
+        tool.main(argv)
+    err = capsys.readouterr().err
+    assert named.format(tmp=tmp_path) in err and fix in err, err
+
+
 @pytest.mark.compile
 @pytest.mark.only_on("numba-cuda-mlir", "the child compiles with numba-cuda-mlir whatever the suite's compiler")
 def test_the_log_of_a_real_cold_compile_reads_as_a_timeline(tool):
@@ -94,6 +107,7 @@ t0 = time.perf_counter(); compile_cubin(k, [np.ones(4096, np.float32), np.zeros(
     result = timed_subprocess(code, {"CUDA_COOP_CACHE_DIR": tempfile.mkdtemp(prefix="coop-timeline-test-"),
                                      "CUDA_COOP_NVRTC_PCH": "early"})
     assert result["build"] and result["build"]["ok"] and result["build"]["used"], json.dumps(result)[:2000]
+    assert result["coop_file"].endswith(("cuda/coop/__init__.py", "cuda\\coop\\__init__.py")), result["coop_file"]
     t = tool.timeline(result)
     assert t["build_reason"] == "first compile_cubin" and t["with_pch"] is True, t
     assert 0 <= t["build_start"] < t["build_ready"] and 0 < t["compile_reached"] < t["compile_end"], t
