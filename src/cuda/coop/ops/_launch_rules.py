@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from .._errors import UnsupportedBlockShapeError, UnsupportedClusterShapeError, UnsupportedComputeCapabilityError
-from ..core.pch import arch_for_cc
+from .._errors import (
+    InvalidArgumentValueError,
+    UnsupportedBlockShapeError,
+    UnsupportedClusterShapeError,
+    UnsupportedComputeCapabilityError,
+)
 from ..core.spec import CallPlan, LaunchFacts
 
-__all__ = ["check_whole_warps", "non_member_warps_start", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
+__all__ = ["check_whole_warps", "group_tile", "check_literal_range", "non_member_warps_start", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
 
 
 def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -17,6 +21,25 @@ def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
         raise UnsupportedBlockShapeError(
             f"{plan.call}: group={g.label} needs the block's thread count to be a multiple of 32, "
             f"but the launch block {launch.block} has {threads} threads; launch whole warps"
+        )
+
+
+def group_tile(plan: CallPlan, launch: LaunchFacts, items: int) -> tuple[int, str]:
+    """The items of one group's tile, and how to say it: a block's threads (or a warp's
+    lanes) times ``items`` per thread."""
+    g = plan.group
+    threads, who = (launch.block_threads, "threads") if g.kind == "block" else (g.width, "lanes")
+    return threads * items, f"the tile is {threads} {who} x {items} items per thread"
+
+
+def check_literal_range(plan: CallPlan, label: str, lo: int, hi: int, bound: str) -> None:
+    """A control given as a compile-time constant outside ``lo .. hi`` is refused here, at
+    the kernel line; the same value at run time would trap in checked mode (or be clamped).
+    ``bound`` says where the limits come from."""
+    value = plan.literal_control(label)
+    if value is not None and not lo <= value <= hi:
+        raise InvalidArgumentValueError(
+            f"{plan.call}: {label}={value} is outside {lo} .. {hi} ({bound}); pass a value in that range"
         )
 
 
@@ -48,6 +71,8 @@ def check_cluster_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     if g.kind != "cluster":
         return
     if tuple(launch.cc) < CLUSTER_MIN_CC:
+        from ..core.pch import arch_for_cc  # here: core.pch brings logging, which a family's import must not
+
         raise UnsupportedComputeCapabilityError(
             f"{plan.call}: group={g.label} needs compute capability "
             f"{CLUSTER_MIN_CC[0]}.{CLUSTER_MIN_CC[1]} or later (thread-block clusters), but the kernel is "

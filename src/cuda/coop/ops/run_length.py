@@ -37,6 +37,7 @@ from .._dtypes import cxx_type, dtype_fields, dtype_names, is_integer, is_suppor
 from .._errors import (
     DtypeMismatchError,
     ExtentMismatchError,
+    InvalidArgumentValueError,
     MissingArgumentError,
     SharedMemoryLimitError,
     UnsupportedDtypeError,
@@ -280,6 +281,7 @@ def plan_run_length_decode(args: CallArgs) -> CallPlan:
     # A uint64 window offset travels as uint64 (NVIDIA's uint64 run lengths take one); any
     # other integer as int64, negative counting as 0.
     off = v.optional_int_operand(call, "decoded_window_offset", args.decoded_window_offset, allow_uint64=True)
+    _refuse_negative_literal(call, "decoded_window_offset", off, "the first decoded item of the window")
     off_unsigned = off is not None and off.dtype == np.dtype("uint64")
     oob = v.optional_scalar_of_dtype(call, "oob_default", args.oob_default, vdt, target="run_values")
     odt = _decoded_offset_dtype(call, args.decoded_offset_dtype)
@@ -346,6 +348,7 @@ def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
     if d is None:
         d = default_decoded_items_per_thread(vdt)
     off = v.optional_int_operand(call, "destination_offset", args.destination_offset)
+    _refuse_negative_literal(call, "destination_offset", off, "where in destination the first item goes")
     odt = _decoded_offset_dtype(call, args.decoded_offset_dtype)
     total_dt = odt or _I64
     rel = None
@@ -376,6 +379,14 @@ def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
         temp_storage="temp_storage" if ts is not None else None, params=params, generate=_generate,
         check_launch=_check_launch,
     )
+
+
+def _refuse_negative_literal(call, label, arg, meaning):
+    """A negative offset known at compile time: the run-time check would trap on it."""
+    if arg is not None and arg.is_literal and int(arg.literal) < 0:
+        raise InvalidArgumentValueError(
+            f"{call}: {label}={int(arg.literal)} is negative; it is {meaning}, so pass 0 or more"
+        )
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
