@@ -177,6 +177,50 @@ def decorator_options(kernel, names, options: dict) -> dict:
     return {**{n: declared[n] for n in names if declared.get(n) not in (None, False)}, **options}
 
 
+def compute_capability(cc, where="compile_cubin()") -> tuple:
+    """``cc`` as (major, minor), checked: a pair of ints that names an architecture the
+    toolkit's NVRTC compiles for.  Anything else raises a named error here, before the
+    compiler sees it (a bare int or "sm_90" failed deep inside the compilers, and an
+    architecture NVRTC dropped was reported as a cuda-coop bug by the provider build)."""
+    import numbers
+
+    from .._errors import InvalidArgumentTypeError, UnsupportedComputeCapabilityError
+
+    try:
+        items = tuple(cc)
+    except TypeError:
+        items = ()
+    if len(items) != 2 or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items) \
+            or not (items[0] >= 1 and 0 <= items[1] <= 9):
+        raise InvalidArgumentTypeError(
+            f"{where}: cc={cc!r} is not a compute capability; pass (major, minor), e.g. cc=(9, 0) for "
+            "an H100 or H200 (sm_90), cc=(8, 0) for an A100")
+    major, minor = int(items[0]), int(items[1])
+    supported = nvrtc_architectures()
+    if supported and major * 10 + minor not in supported:
+        raise UnsupportedComputeCapabilityError(
+            f"{where}: cc={cc!r} (sm_{major}{minor}) is not an architecture this toolkit's NVRTC compiles "
+            f"for ({', '.join(f'sm_{a}' for a in supported)}); pass one of those, or use the CUDA "
+            "toolkit that still targets that GPU")
+    return major, minor
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_architectures() -> tuple:
+    """The architectures (as 90 for sm_90) the resolved NVRTC compiles for; () when that
+    cannot be asked (no toolkit yet: the compile reports that itself)."""
+    try:
+        from ..core.toolchain import toolchain
+
+        toolchain()  # loads the NVRTC cuda-coop uses before cuda.bindings asks it
+        from cuda.bindings import nvrtc
+
+        status, archs = nvrtc.nvrtcGetSupportedArchs()
+        return tuple(int(a) for a in archs) if int(status) == 0 else ()
+    except Exception:  # noqa: BLE001 (a missing toolkit is reported by the compile)
+        return ()
+
+
 def dims3(value, name="block", where="compile_cubin()"):
     """A launch dimension (an int or 1 to 3 ints; a grid's and a cluster's at least 1) as
     (x, y, z); anything else raises a named error that says what ``where`` takes."""

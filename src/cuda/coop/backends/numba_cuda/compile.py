@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .._binary import KernelBinary, decorator_options, dims3 as _dims3
+from .._binary import KernelBinary, compute_capability, decorator_options, dims3 as _dims3
 from .._first_compile import before_compile_cubin
 from . import _compat as C
 
@@ -59,6 +59,7 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., fastmath=...)``)
     # shape the cubin as they do at launch; keywords given here override them.
     options = decorator_options(kernel, _CODEGEN_OPTIONS, options)
+    cc = compute_capability(cc)
     block = None if block is None else _dims3(block, "block")
     cluster = None if cluster is None else _dims3(cluster, "cluster")
     grid = _dims3(grid, "grid") if grid is not None else (cluster or (1, 1, 1))

@@ -9,7 +9,13 @@ specialized on them, as a launch specializes on an ``items_per_thread`` argument
 
 from __future__ import annotations
 
-from .._binary import KernelBinary, decorator_options, dims3 as _dims3, find_nvdisasm  # noqa: F401  (public here)
+from .._binary import (  # noqa: F401  (KernelBinary, find_nvdisasm: public here)
+    KernelBinary,
+    compute_capability,
+    decorator_options,
+    dims3 as _dims3,
+    find_nvdisasm,
+)
 from .._first_compile import before_compile_cubin
 from . import _compat as C
 
@@ -42,6 +48,10 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
         Numba types, example values (NumPy arrays), or ints (literal values the
         kernel is specialized on).
     cc : (major, minor)
+        An architecture the toolkit's NVRTC compiles for, e.g. ``(9, 0)`` for sm_90;
+        anything else raises InvalidArgumentTypeError (not a pair of ints) or
+        UnsupportedComputeCapabilityError (an architecture NVRTC does not target, such
+        as sm_70 under CUDA 13), before the compile starts.
     block, grid : int or tuple of up to 3 ints
         The launch shape the kernel is specialized for.  ``block=None`` compiles
         without launch facts, as ``kernel.compile(sig)`` would; cooperative calls
@@ -59,6 +69,7 @@ def compile_cubin(kernel, argtypes, *, cc=(9, 0), block=128, grid=None, cluster=
     # The decorator's code-generation options (``@cuda.jit(launch_bounds=..., max_registers=...)``)
     # shape the cubin as they do at launch; keywords given here override them.
     options = decorator_options(kernel, _CODEGEN_OPTIONS, options)
+    cc = compute_capability(cc)
     if block is not None:
         block = _dims3(block, "block")
     cluster = None if cluster is None else _dims3(cluster, "cluster")
