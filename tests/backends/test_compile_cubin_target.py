@@ -41,7 +41,7 @@ def test_a_target_that_is_not_a_compute_capability(compiler, cc):
 
 
 def test_an_architecture_the_toolkit_dropped_or_never_had(compiler):
-    from cuda.coop.backends._binary import nvrtc_architectures
+    from cuda.coop.core.toolchain import nvrtc_architectures
 
     known = nvrtc_architectures()
     assert 90 in known, known  # the query itself works on every supported toolkit

@@ -137,17 +137,14 @@ def _environment() -> dict:
     import numba_cuda_mlir
 
     from .._version import __version__
-    from ..core.toolchain import toolchain
+    from ..core.toolchain import nvrtc_architectures, toolchain
 
-    t = toolchain()  # loads NVRTC of cuda-bindings' major first: the check below uses that one
-    from cuda.bindings import nvrtc
-
-    status, archs = nvrtc.nvrtcGetSupportedArchs()
+    t = toolchain()
     dotted = ".".join
     versions = {"cuda_coop": __version__, "numba_cuda_mlir": numba_cuda_mlir.__version__,
                 "cccl": t.cccl_version_str, "nvrtc": dotted(map(str, t.nvrtc_version)),
                 "nvjitlink": dotted(map(str, t.nvjitlink_version))}
-    return {"versions": versions, "nvrtc": versions["nvrtc"], "nvrtc_archs": [int(a) for a in archs]}
+    return {"versions": versions, "nvrtc": versions["nvrtc"], "nvrtc_archs": list(nvrtc_architectures())}
 
 
 # -- compile ---------------------------------------------------------------------------

@@ -196,7 +196,7 @@ def compute_capability(cc, where="compile_cubin()") -> tuple:
             f"{where}: cc={cc!r} is not a compute capability; pass (major, minor), e.g. cc=(9, 0) for "
             "an H100 or H200 (sm_90), cc=(8, 0) for an A100")
     major, minor = int(items[0]), int(items[1])
-    supported = nvrtc_architectures()
+    supported = _known_architectures()
     if supported and major * 10 + minor not in supported:
         raise UnsupportedComputeCapabilityError(
             f"{where}: cc={cc!r} (sm_{major}{minor}) is not an architecture this toolkit's NVRTC compiles "
@@ -206,18 +206,14 @@ def compute_capability(cc, where="compile_cubin()") -> tuple:
 
 
 @functools.lru_cache(maxsize=None)
-def nvrtc_architectures() -> tuple:
-    """The architectures (as 90 for sm_90) the resolved NVRTC compiles for; () when that
-    cannot be asked (no toolkit yet: the compile reports that itself)."""
+def _known_architectures() -> tuple:
+    """NVRTC's architectures, or () where they cannot be asked (no toolkit yet: the compile
+    itself reports that, by name)."""
+    from ..core.toolchain import nvrtc_architectures
+
     try:
-        from ..core.toolchain import toolchain
-
-        toolchain()  # loads the NVRTC cuda-coop uses before cuda.bindings asks it
-        from cuda.bindings import nvrtc
-
-        status, archs = nvrtc.nvrtcGetSupportedArchs()
-        return tuple(int(a) for a in archs) if int(status) == 0 else ()
-    except Exception:  # noqa: BLE001 (a missing toolkit is reported by the compile)
+        return nvrtc_architectures()
+    except Exception:  # noqa: BLE001 (reported by the compile)
         return ()
 
 

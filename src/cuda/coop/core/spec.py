@@ -419,19 +419,15 @@ class CallPlan:
     # (no run-time argument to test) falls back to it, so it keeps its provider's ABI and C++
     # (the site then names no line, and identical calls share one provider).
     unchecked: "CallPlan | None" = field(default=None, compare=False, hash=False, repr=False)
-    # (label, value) of each integer control given as a compile-time constant (valid_items=600):
-    # the family's launch rules test them against the tile the launch fixes, so such a value
-    # out of range is an error at the kernel line, not a trap at run time.  Not part of the
-    # plan's identity: the provider passes the value as a run-time operand either way.
-    literal_controls: tuple = field(default=(), compare=False, hash=False, repr=False)
+    # valid_items when given as a compile-time constant (valid_items=600): the launch rules
+    # test it against the tile the launch fixes (ops/_launch_rules.py), so a value out of range
+    # is an error at the kernel line, not a trap at run time.  Not part of the plan's identity:
+    # the provider passes the value as a run-time operand either way.
+    literal_valid_items: int | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def call(self) -> str:
         return f"coop.{self.op}()"
-
-    def literal_control(self, label: str):
-        """The compile-time value of control ``label``, or None (not given, or a run-time value)."""
-        return dict(self.literal_controls).get(label)
 
     def with_checks(self, site: tuple = ()) -> "CallPlan":
         """This call in checked mode: the plan whose provider traps on invalid run-time arguments;

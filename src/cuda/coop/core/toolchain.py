@@ -21,7 +21,7 @@ from .records import record
 from .. import _env
 from .._errors import HeaderResolutionError, ToolkitMismatchError
 
-__all__ = ["Toolchain", "toolchain", "parse_cccl_version", "cccl_include_dirs_for_root"]
+__all__ = ["Toolchain", "toolchain", "nvrtc_architectures", "parse_cccl_version", "cccl_include_dirs_for_root"]
 
 _VERSION_H = Path("cuda") / "std" / "__cccl" / "version.h"
 
@@ -264,6 +264,18 @@ def toolchain() -> Toolchain:
     """The toolchain of this process (resolved once per CUDA_COOP_CCCL_ROOT value)."""
     override = _env.cccl_root_override()
     return _toolchain_cached(str(override) if override else None)
+
+
+def nvrtc_architectures() -> tuple:
+    """The architectures the resolved NVRTC compiles for, as ints (90 for sm_90).  Raises as
+    ``toolchain()`` does when the toolkit is missing."""
+    toolchain()  # loads the NVRTC cuda-coop uses before cuda.bindings asks it
+    from cuda.bindings import nvrtc
+
+    status, archs = nvrtc.nvrtcGetSupportedArchs()
+    if int(status) != 0:
+        raise RuntimeError(f"nvrtcGetSupportedArchs failed: {status}")
+    return tuple(int(a) for a in archs)
 
 
 def clear_toolchain_cache() -> None:

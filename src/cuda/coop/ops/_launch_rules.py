@@ -10,7 +10,7 @@ from .._errors import (
 )
 from ..core.spec import CallPlan, LaunchFacts
 
-__all__ = ["check_whole_warps", "group_tile", "check_literal_range", "non_member_warps_start", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
+__all__ = ["check_whole_warps", "check_constant_valid_items", "non_member_warps_start", "check_cluster_launch", "CLUSTER_MIN_CC", "MAX_PORTABLE_CLUSTER_BLOCKS"]
 
 
 def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
@@ -24,22 +24,19 @@ def check_whole_warps(plan: CallPlan, launch: LaunchFacts) -> None:
         )
 
 
-def group_tile(plan: CallPlan, launch: LaunchFacts, items: int) -> tuple[int, str]:
-    """The items of one group's tile, and how to say it: a block's threads (or a warp's
-    lanes) times ``items`` per thread."""
-    g = plan.group
+def check_constant_valid_items(plan: CallPlan, launch: LaunchFacts) -> None:
+    """``valid_items`` given as a constant outside ``0 .. tile`` is refused here, at the kernel
+    line; the same value at run time would trap in checked mode (or be clamped).  The tile is a
+    block's threads (or a warp's lanes) times the payload's items per thread (``params.items``)."""
+    value = plan.literal_valid_items
+    if value is None:
+        return
+    g, items = plan.group, plan.params.items
     threads, who = (launch.block_threads, "threads") if g.kind == "block" else (g.width, "lanes")
-    return threads * items, f"the tile is {threads} {who} x {items} items per thread"
-
-
-def check_literal_range(plan: CallPlan, label: str, lo: int, hi: int, bound: str) -> None:
-    """A control given as a compile-time constant outside ``lo .. hi`` is refused here, at
-    the kernel line; the same value at run time would trap in checked mode (or be clamped).
-    ``bound`` says where the limits come from."""
-    value = plan.literal_control(label)
-    if value is not None and not lo <= value <= hi:
+    if not 0 <= value <= threads * items:
         raise InvalidArgumentValueError(
-            f"{plan.call}: {label}={value} is outside {lo} .. {hi} ({bound}); pass a value in that range"
+            f"{plan.call}: valid_items={value} is outside 0 .. {threads * items} (the tile is {threads} {who} "
+            f"x {items} items per thread); pass a value in that range"
         )
 
 

@@ -284,12 +284,13 @@ def optional_int_operand(call: str, label: str, arg, *, hint: str = "",
     return arg
 
 
-def literal_controls(**controls) -> tuple:
-    """``(label, value)`` for each given integer control whose value is a compile-time
-    constant (``CallPlan.literal_controls``); run-time and omitted controls are left out."""
-    return tuple((label, int(arg.literal)) for label, arg in controls.items()
-                 if isinstance(arg, ScalarArg) and arg.is_literal and isinstance(arg.literal, int)
-                 and not isinstance(arg.literal, bool))
+def literal_int(arg) -> int | None:
+    """The value of an integer operand given as a compile-time constant; None for a run-time
+    value, an omitted operand or a bool."""
+    if isinstance(arg, ScalarArg) and arg.is_literal and isinstance(arg.literal, int) \
+            and not isinstance(arg.literal, bool):
+        return int(arg.literal)
+    return None
 
 
 def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,

@@ -39,7 +39,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_literal_range, group_tile
+from ._launch_rules import check_constant_valid_items
 from ..core.binding import CallArgs, plans
 from ..core.storage import MAX_SHARED_LIMIT
 from ..core.cpp import check_range
@@ -253,14 +253,14 @@ def plan_histogram(args: CallArgs) -> CallPlan:
         op="histogram", family="histogram", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
         params=params, generate=_generate, check_launch=_check_launch,
-        literal_controls=v.literal_controls(valid_items=args.valid_items),
+        literal_valid_items=v.literal_int(args.valid_items),
     )
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     p: HistogramParams = plan.params
     threads = launch.block_threads
-    check_literal_range(plan, "valid_items", 0, *group_tile(plan, launch, p.items))
+    check_constant_valid_items(plan, launch)
     if threads * p.bins_per_thread < p.bins:
         need = -(-p.bins // threads)
         raise UnsupportedBlockShapeError(

@@ -18,7 +18,7 @@ from .._dtypes import cxx_type, dtype_fields
 from .._errors import UnsupportedBlockShapeError
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_literal_range, check_whole_warps, group_tile
+from ._launch_rules import check_constant_valid_items, check_whole_warps
 from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
@@ -194,7 +194,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
     algo_name, needs_multiple = p.algorithm, p.needs_warp_multiple
     threads = launch.block_threads
     check_whole_warps(plan, launch)
-    check_literal_range(plan, "valid_items", 0, *group_tile(plan, launch, p.items))
+    check_constant_valid_items(plan, launch)
     if needs_multiple and threads % 32:
         raise UnsupportedBlockShapeError(
             f"{plan.call}: algorithm={algo_name!r} needs the block's thread count to be a multiple "
@@ -242,7 +242,7 @@ def plan_load(args: CallArgs) -> CallPlan:
                                algorithm=algo.name, needs_warp_multiple=algo.needs_warp_multiple,
                                has_valid_items=has_vi, has_oob_default=has_oob, has_offset=has_off),
         generate=_generate, check_launch=_check_launch,
-        literal_controls=v.literal_controls(valid_items=args.valid_items),
+        literal_valid_items=v.literal_int(args.valid_items),
     )
 
 
@@ -275,7 +275,7 @@ def plan_store(args: CallArgs) -> CallPlan:
                                has_valid_items=has_vi, has_oob_default=False, has_offset=has_off,
                                value_passing=passing),
         generate=_generate, check_launch=_check_launch,
-        literal_controls=v.literal_controls(valid_items=args.valid_items),
+        literal_valid_items=v.literal_int(args.valid_items),
     )
 
 

@@ -27,7 +27,7 @@ from . import _validate as v
 from ._sorting import (
     copy_in, copy_out, key_dtype, key_value_operands, ordering_functor, result_like, value_dtype,
 )
-from ._launch_rules import check_literal_range, check_whole_warps, group_tile
+from ._launch_rules import check_constant_valid_items, check_whole_warps
 from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
@@ -147,7 +147,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
             )
     else:
         check_whole_warps(plan, launch)
-    check_literal_range(plan, "valid_items", 0, *group_tile(plan, launch, plan.params.items))
+    check_constant_valid_items(plan, launch)
 
 
 @record(kw_only=True)
@@ -211,7 +211,7 @@ def _plan(args: CallArgs) -> CallPlan:
         op=op, family="merge_sort", group=g, result=result, operands=tuple(operands), storage=storage,
         temp_storage="temp_storage" if ts is not None else None, params=params,
         generate=_generate, check_launch=_check_launch, callbacks=callbacks,
-        literal_controls=v.literal_controls(valid_items=valid_items),
+        literal_valid_items=v.literal_int(valid_items),
     )
 
 

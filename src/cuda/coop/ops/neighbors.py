@@ -19,7 +19,7 @@ from .._dtypes import cxx_type, dtype_fields, is_complex
 from .._errors import UnsupportedDtypeError
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_literal_range, group_tile
+from ._launch_rules import check_constant_valid_items
 from ..core.binding import CallArgs, plans
 from ..core.cpp import check_range
 from ..core.spec import (
@@ -223,10 +223,6 @@ def _operator(call, label, arg, aliases, default, dtype, restype, *, value_resul
     return op, ()
 
 
-def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    check_literal_range(plan, "valid_items", 0, *group_tile(plan, launch, plan.params.items))
-
-
 @plans(adjacent_difference)
 def plan_adjacent_difference(args: CallArgs) -> CallPlan:
     call = args.call
@@ -254,8 +250,8 @@ def plan_adjacent_difference(args: CallArgs) -> CallPlan:
         temp_storage="temp_storage" if ts is not None else None,
         params=AdjacentDifferenceParams(dtype=dtype, items=p.items, direction=direction,
                                         has_valid_items=has_vi, has_neighbour=has_nb, op=op),
-        generate=_generate_difference, callbacks=callbacks, check_launch=_check_launch,
-        literal_controls=v.literal_controls(valid_items=args.valid_items),
+        generate=_generate_difference, callbacks=callbacks, check_launch=check_constant_valid_items,
+        literal_valid_items=v.literal_int(args.valid_items),
     )
 
 
@@ -291,8 +287,8 @@ def plan_discontinuity(args: CallArgs) -> CallPlan:
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
         params=DiscontinuityParams(dtype=dtype, items=p.items, mode=mode, has_valid_items=has_vi,
                                    has_predecessor=has_pred, has_successor=has_succ, op=op),
-        generate=_generate_discontinuity, callbacks=callbacks, check_launch=_check_launch,
-        literal_controls=v.literal_controls(valid_items=args.valid_items),
+        generate=_generate_discontinuity, callbacks=callbacks, check_launch=check_constant_valid_items,
+        literal_valid_items=v.literal_int(args.valid_items),
     )
 
 

@@ -28,7 +28,7 @@ from .._errors import (
 )
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_literal_range, group_tile
+from ._launch_rules import check_constant_valid_items
 from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
     value_dtype,
@@ -292,13 +292,9 @@ def _plan_sort(args: CallArgs) -> CallPlan:
     return CallPlan(
         op=op, family="radix", group=g, result=result, operands=tuple(operands),
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
-        params=params, generate=_generate_sort, check_launch=_check_sort_launch,
-        literal_controls=v.literal_controls(valid_items=valid_items),
+        params=params, generate=_generate_sort, check_launch=check_constant_valid_items,
+        literal_valid_items=v.literal_int(valid_items),
     )
-
-
-def _check_sort_launch(plan: CallPlan, launch: LaunchFacts) -> None:
-    check_literal_range(plan, "valid_items", 0, *group_tile(plan, launch, plan.params.items))
 
 
 plan_radix_sort_keys = plans(radix_sort_keys)(_plan_sort)

@@ -383,10 +383,9 @@ def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
 
 def _refuse_negative_literal(call, label, arg, meaning):
     """A negative offset known at compile time: the run-time check would trap on it."""
-    if arg is not None and arg.is_literal and int(arg.literal) < 0:
-        raise InvalidArgumentValueError(
-            f"{call}: {label}={int(arg.literal)} is negative; it is {meaning}, so pass 0 or more"
-        )
+    value = v.literal_int(arg)
+    if value is not None and value < 0:
+        raise InvalidArgumentValueError(f"{call}: {label}={value} is negative; it is {meaning}, so pass 0 or more")
 
 
 def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:

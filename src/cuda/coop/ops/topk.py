@@ -38,7 +38,7 @@ from .._dtypes import cxx_type, dtype_fields
 from .._errors import InvalidArgumentValueError, MissingArgumentError
 from .._kernel_api import kernel_function
 from . import _validate as v
-from ._launch_rules import check_literal_range, group_tile
+from ._launch_rules import check_constant_valid_items
 from .radix import _bit_expr, _bit_operand
 from ._sorting import (
     bit_ordering, copy_in, copy_out, key_dtype, key_value_operands, result_like, sentinel_decl,
@@ -177,7 +177,7 @@ def _check_launch(plan: CallPlan, launch: LaunchFacts) -> None:
             f"{plan.call}: k={k} is larger than the tile of {tile} keys ({launch.block_threads} threads x "
             f"{plan.params.items} items); pass 0 <= k <= {tile}"
         )
-    check_literal_range(plan, "valid_items", 0, *group_tile(plan, launch, plan.params.items))
+    check_constant_valid_items(plan, launch)
 
 
 ALGORITHMS = ("radix_sort", "radix_select")
@@ -258,7 +258,7 @@ def _plan(args: CallArgs) -> CallPlan:
         storage=StorageNeed(per="block"), temp_storage="temp_storage" if ts is not None else None,
         params=params, generate=_generate_select if algo == "radix_select" else _generate,
         check_launch=_check_launch, checked_operands=k_operand,
-        literal_controls=v.literal_controls(valid_items=args.valid_items),
+        literal_valid_items=v.literal_int(args.valid_items),
     )
 
 
