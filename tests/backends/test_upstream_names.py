@@ -39,7 +39,7 @@ COMPAT = {
 COMPAT_FILES = {compiler: sorted(path.parent.glob("_compat*.py")) for compiler, path in COMPAT.items()}
 # The link cache's wrapper is written once for both compilers: it sets attributes of either
 # compiler's _Linker, so each table must name them.
-SHARED_PATCH_FILES = [SRC / "cuda" / "coop" / "backends" / "_link_cache.py"]
+SHARED_PATCH_FILES = [SRC / "cuda" / "coop" / "backends" / "_final_link.py"]
 # The tables themselves, as data beside each _compat.py (which re-exports them).
 TABLE_SOURCE = {compiler: path.with_name("_upstream_names.py") for compiler, path in COMPAT.items()}
 COMPAT_MODULE = {"numba-cuda-mlir": "cuda.coop.backends.numba_mlir._compat",

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["truthy", "ENV", "cache_dir", "cache_enabled", "source_dump_dir", "cccl_root_override",
-           "library_pinning_enabled", "cache_max_bytes", "checked_mode"]
+           "library_pinning_enabled", "cache_max_bytes", "checked_mode", "shared_address_bits"]
 
 ENV = {
     "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "skip automatic backend registration at import",
@@ -29,6 +29,9 @@ ENV = {
                          "compiles; see the run-time checks section of concepts",
     "CUDA_COOP_NO_LIBRARY_PINNING": "1 leaves the choice of NVRTC, nvJitLink and NVVM to cuda-pathfinder "
                                     "(by default cuda-coop loads those of cuda-bindings' CUDA major)",
+    "CUDA_COOP_SHARED_ADDRESS_BITS": "64 links kernels that call cuda.coop with the compilers' 64-bit shared-memory "
+                                     "addresses (default 32, as nvcc: fewer registers; core/shared_addresses.py); "
+                                     "read at each kernel's link",
 }
 
 _FALSY = {"", "0", "false", "no", "off"}
@@ -91,3 +94,8 @@ def cache_max_bytes() -> int | None:
     except ValueError:
         megabytes = DEFAULT_CACHE_MAX_MB  # a typo must not break compiles; the default applies
     return None if megabytes <= 0 else max(1, int(megabytes * 1024 * 1024))  # a tiny limit is still one
+
+
+def shared_address_bits() -> int:
+    """64 when ``CUDA_COOP_SHARED_ADDRESS_BITS`` is 64, else 32 (a typo must not break compiles)."""
+    return 64 if os.environ.get("CUDA_COOP_SHARED_ADDRESS_BITS", "").strip() == "64" else 32

@@ -5,7 +5,7 @@ LTO-IR and the layouts (``sizeof``/``alignof`` of each provider's TempStorage). 
 key is a SHA-256 over everything that can change that result: the generated source,
 the target architecture, the NVRTC and nvJitLink versions, the CCCL identity, the
 compile options and the cuda-coop version.  A ``link_cache()`` entry is a kernel's
-cubin after the final nvJitLink link (backends/_link_cache.py, keyed by every linked
+cubin after the final nvJitLink link (backends/_final_link.py, keyed by every linked
 input and the link options); it shares the directory and the size limit.
 
 The disk layer is ``cuda.core.utils.FileStreamProgramCache`` in
@@ -283,5 +283,5 @@ def provider_cache() -> ProviderCache:
 
 
 def link_cache() -> ProviderCache:
-    """Kernels' cubins after the final LTO link (backends/_link_cache.py)."""
+    """Kernels' cubins after the final LTO link (backends/_final_link.py)."""
     return _links

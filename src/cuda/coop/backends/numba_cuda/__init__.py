@@ -36,7 +36,7 @@ class NumbaCudaBackend(DeferredActivation):
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.infer_getattr(template)
         lowering.install()
-        C.install_link_cache()  # a kernel linked by an earlier process: its cubin from disk
+        C.install_final_link()  # 32-bit shared addresses; an earlier process's cubin from disk
         group_methods.install()
         C.install_post_lower_hook(scratch.finish_function)
 

@@ -364,7 +364,7 @@ def install_literal_argument_retry():
 DYNAMIC_SCRATCH_BYTES: dict[str, int] = {}
 # The name of every LTO-IR link item the lowering adds starts with this (one spelling for
 # both backends: the launch check and the link cache look for it).
-from .._link_cache import COOP_LINK_PREFIX, cached_cubin, store_cubin  # noqa: E402
+from .._final_link import COOP_LINK_PREFIX, cached_cubin, store_cubin, with_shared_address_layout  # noqa: E402
 # How a cluster launch is spelled (the lowering's error names it).
 CLUSTER_LAUNCH = "kernel[grid, block, stream, sharedmem, cluster]"
 
@@ -596,13 +596,14 @@ def device_function_restype(pyfunc, argtypes, *, cc):
 # Compiling to cubin without a driver
 # ----------------------------------------------------------------------------------------
 
-def install_link_cache() -> None:
-    """Read a kernel's cubin from cuda.coop's link cache when an earlier process linked it
-    (backends/_link_cache.py): ``CUDACodeLibrary.get_cubin`` links with ``_Linker.complete``;
-    numba-cuda's ``cache=True`` refuses kernels with link items, and has no hook around the link."""
+def install_final_link() -> None:
+    """The final link of a kernel that calls cuda.coop (backends/_final_link.py): 32-bit
+    shared addresses, and the cubin from cuda.coop's link cache when an earlier process
+    linked it.  ``CUDACodeLibrary.get_cubin`` links with ``_Linker.complete``; numba-cuda's
+    ``cache=True`` refuses kernels with link items, and has no hook around the link."""
     from numba.cuda.cudadrv import driver
 
-    from .._link_cache import install_on
+    from .._final_link import install_on
 
     check_upstream_names()
     install_on(driver._Linker)
@@ -636,6 +637,8 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **o
     def options(kind):
         return LinkerOptions(arch=arch, link_time_optimization=True, optimize_unused_variables=True,
                              ptx=kind == "ptx")
+
+    objects = with_shared_address_layout(objects, options("cubin"))  # as a launch's link (_final_link)
 
     def link(kind):
         return Linker(*objects, options=options(kind)).link(kind).code

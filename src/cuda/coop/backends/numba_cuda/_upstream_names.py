@@ -101,6 +101,9 @@ UPSTREAM = (
                  "llvmlite caches a constant's text on first print; LateConstant's value is set after its uses"),
     UpstreamName("numba.cuda.cudadrv.driver:_Linker._get_linker_options", CALLABLE, ("self", "ptx"),
                  "the link cache keys a link by the options it will use, which have no public accessor"),
+    UpstreamName("numba.cuda.cudadrv.driver:_Linker.get_linked_ptx", CALLABLE, ("self",),
+                 "no hook around the link a kernel's PTX is read from (wrapped: a kernel calling cuda.coop gets "
+                 "the shared-address layout module first, as in its cubin's link)"),
     UpstreamName("numba.cuda.cudadrv.driver:_Linker.complete", CALLABLE, ("self",),
                  "no link cache besides cache=True (which refuses kernels with link items) and no hook around "
                  "a kernel's final link (wrapped: the cubin of a kernel calling cuda.coop is read from disk "
@@ -115,7 +118,8 @@ UPSTREAM = (
                  "the context hook tells a first context from a later one, and needs the device's architecture"),
     UpstreamName("numba.cuda.cudadrv.driver:_Linker", INSTANCE,
                  ("_object_codes", "_get_linker_options", "_complete", "_info_log", "_error_log", "linker"),
-                 "the link cache keys a link by its inputs and options, which have no public accessors"),
+                 "the final link puts the shared-address layout module first and keys the link cache by its inputs "
+                 "and options, which have no public accessors"),
     UpstreamName("numba.cuda.descriptor:cuda_target", INSTANCE, ("_typingctx", "_targetctx"),
                  "no public way to refresh only the contexts that exist"),
     UpstreamName("numba.cuda.dispatcher:_Kernel", INSTANCE,

@@ -27,7 +27,7 @@ from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
-from .._link_cache import note_provider_ltoir
+from .._final_link import note_provider_ltoir
 from .._planning import flatten_results
 from . import _compat as C
 from .scratch import KernelScratch

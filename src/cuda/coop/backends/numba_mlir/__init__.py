@@ -40,7 +40,7 @@ class NumbaMlirBackend(DeferredActivation):
         for template in (typing.GroupAttributes, typing.ThreadDataAttributes, typing.TempStorageAttributes):
             C.typing_registry.register_attr(template)
         lowering.install()
-        C.install_link_cache()  # a kernel linked by an earlier process: its cubin from disk
+        C.install_final_link()  # 32-bit shared addresses; an earlier process's cubin from disk
         with C.one_registry_refresh():  # one refresh below, not one per group method
             group_methods.install()
 

@@ -409,13 +409,14 @@ def forced_compute_capability(cc):
 _cc_lock = threading.RLock()
 
 
-def install_link_cache() -> None:
-    """Read a kernel's cubin from cuda.coop's link cache when an earlier process linked it
-    (backends/_link_cache.py): ``_Linker.complete`` links inside ``optimize``, with no link
-    cache outside ``cache=True`` and no hook around it."""
+def install_final_link() -> None:
+    """The final link of a kernel that calls cuda.coop (backends/_final_link.py): 32-bit
+    shared addresses, and the cubin from cuda.coop's link cache when an earlier process
+    linked it.  ``_Linker.complete`` links inside ``optimize``, with no link cache outside
+    ``cache=True`` and no hook around it."""
     from numba_cuda_mlir.numba_cuda.cudadrv import driver
 
-    from .._link_cache import install_on
+    from .._final_link import install_on
 
     check_upstream_names(modules=(driver.__name__,))
     install_on(driver._Linker)

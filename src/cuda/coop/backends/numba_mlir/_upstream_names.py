@@ -110,6 +110,9 @@ UPSTREAM = (
                  "no public accessor for a kernel's post-LTO PTX"),
     UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker._get_linker_options", CALLABLE, ("self", "ptx"),
                  "the link cache keys a link by the options it will use, which have no public accessor"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker.get_linked_ptx", CALLABLE, ("self",),
+                 "no hook around the link a kernel's PTX is read from (wrapped: a kernel calling cuda.coop gets "
+                 "the shared-address layout module first, as in its cubin's link)"),
     UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker.complete", CALLABLE, ("self",),
                  "no link cache outside cache=True and no hook around a kernel's final link (wrapped: the "
                  "cubin of a kernel calling cuda.coop is read from disk when an earlier process linked it)"),
@@ -146,7 +149,8 @@ UPSTREAM = (
     UpstreamName("numba_cuda_mlir.numba_cuda.cudadrv.driver:_Linker", INSTANCE,
                  ("_object_codes", "_pending_cu", "_get_linker_options", "_complete", "_info_log", "_error_log",
                   "linker"),
-                 "the link cache keys a link by its inputs and options, which have no public accessors"),
+                 "the final link puts the shared-address layout module first and keys the link cache by its inputs "
+                 "and options, which have no public accessors"),
     # Frames.
     UpstreamName("numba_cuda_mlir.numba_cuda.core.typeinfer:ConstraintNetwork.propagate", FRAME,
                  ("typeinfer", "constraint"),

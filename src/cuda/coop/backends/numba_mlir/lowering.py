@@ -29,7 +29,7 @@ from ...ops._lookup import spec_of
 from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
-from .._link_cache import COOP_LINK_PREFIX, note_provider_ltoir
+from .._final_link import COOP_LINK_PREFIX, note_provider_ltoir
 from .._planning import flatten_results
 from . import _compat as C
 from .callbacks import resolve_callbacks

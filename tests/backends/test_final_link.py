@@ -1,4 +1,4 @@
-"""The link cache (backends/_link_cache.py): a kernel that calls cuda.coop, compiled again by a
+"""The link cache (backends/_final_link.py): a kernel that calls cuda.coop, compiled again by a
 new process, gets the cubin an earlier process linked; nothing else is cached.
 
 Each scenario runs real compiles (numba's front end, NVRTC, nvJitLink) in fresh processes
@@ -98,7 +98,7 @@ def test_cache_off_links_every_time(tmp_path):
 
 @pytest.mark.unit
 def test_the_key_changes_with_every_input_and_option():
-    from cuda.coop.backends._link_cache import link_key
+    from cuda.coop.backends._final_link import link_key
 
     options = "LinkerOptions(arch='sm_90')"
     inputs = [("", "ltoir", b"kernel"), ("", "ltoir", b"load provider"), ("", "ltoir", b"store provider")]
