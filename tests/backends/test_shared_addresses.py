@@ -1,7 +1,9 @@
 """32-bit shared-memory addresses in a kernel that calls cuda.coop (core/shared_addresses.py,
 backends/_final_link.py): the layout module nvJitLink puts first narrows every shared access
 of the linked kernel to a 32-bit address, as nvcc's code has, which is what brings a CUB
-block radix sort to nvcc's register count; a kernel without cuda.coop links as before.
+block radix sort to nvcc's register count.  By default only kernels of the families that
+run faster with it (radix sort, TopK) get it; CUDA_COOP_SHARED_ADDRESS_BITS=32 or 64 gives
+it to every cuda.coop kernel or to none; a kernel without cuda.coop links as before.
 
 Real NVRTC, libNVVM and nvJitLink throughout, with the run's compiler (tests/compiler.py).
 """
@@ -61,18 +63,43 @@ def test_a_coop_kernel_addresses_shared_memory_with_32_bits(fresh_links):
     assert binary.registers <= 80, binary.summary()
 
 
+def _reduce_binary():
+    @cuda.jit
+    def tile_sums(source, destination, items_per_thread):
+        block = coop.this_block()
+        items = coop.ThreadData(items_per_thread)
+        coop.load(block, source, items, offset=cuda.blockIdx.x * 512, algorithm="transpose")
+        total = coop.sum(block, items)
+        if cuda.threadIdx.x == 0:
+            destination[cuda.blockIdx.x] = total
+
+    values = np.zeros(2048, np.int32)
+    return compile_cubin(tile_sums, [values, values, 4], cc=(9, 0), block=128)
+
+
+def test_other_families_keep_64_bits_unless_asked(fresh_links, monkeypatch):
+    assert WIDE.search(_reduce_binary().ptx)
+    monkeypatch.setenv("CUDA_COOP_SHARED_ADDRESS_BITS", "32")
+    narrow = _reduce_binary()
+    assert NARROW.search(narrow.ptx) and not WIDE.search(narrow.ptx)
+    assert shared_addresses.status({"reduce"}) == "32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=32)"
+
+
 def test_64_bits_when_asked(fresh_links, monkeypatch):
     narrow = _sort_binary()
     monkeypatch.setenv("CUDA_COOP_SHARED_ADDRESS_BITS", "64")
     wide = _sort_binary()
     assert WIDE.search(wide.ptx) and not NARROW.search(wide.ptx)
     assert wide.registers > narrow.registers, (wide.summary(), narrow.summary())
-    assert shared_addresses.status() == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=64)"
+    assert shared_addresses.status({"radix"}) == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=64)"
 
 
-def test_a_typo_in_the_variable_keeps_32_bits(fresh_links, monkeypatch):
+def test_the_default_and_a_typo_are_auto(fresh_links, monkeypatch):
+    assert shared_addresses.status({"radix", "load_store"}) == "32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=auto)"
+    assert shared_addresses.status({"topk"}).startswith("32-bit")
+    assert shared_addresses.status({"histogram", "load_store"}) == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=auto)"
     monkeypatch.setenv("CUDA_COOP_SHARED_ADDRESS_BITS", "sixty-four")
-    assert shared_addresses.enabled() and shared_addresses.status() == "32-bit (as nvcc)"
+    assert shared_addresses.wants_32_bits({"radix"}) and not shared_addresses.wants_32_bits({"scan"})
 
 
 def test_a_kernel_without_coop_links_as_the_compiler_links_it(fresh_links):
@@ -133,14 +160,21 @@ def test_a_layout_module_libnvvm_refuses_leaves_the_link_as_it_was(monkeypatch):
     monkeypatch.setattr(shared_addresses, "_failures", {})
     monkeypatch.delenv("CUDA_COOP_SHARED_ADDRESS_BITS", raising=False)
     assert shared_addresses.layout_module("sm_90") is None
-    assert shared_addresses.status("sm_90") == ("64-bit (libNVVM could not build the layout module: "
-                                                "RuntimeError: no layout for compute_90)")
+    assert shared_addresses.status({"radix"}, "sm_90") == ("64-bit (libNVVM could not build the layout module: "
+                                                           "RuntimeError: no layout for compute_90)")
 
     class Options:
         link_time_optimization = True
         arch = "sm_90"
 
-    objects = [object()]
+    class Kernel:
+        name, code_type, code = "kernel", "ltoir", b"kernel"
+
+    class Provider:
+        name, code_type, code = "provider", "ltoir", b"a radix sort provider"
+
+    _final_link.note_provider_ltoir(Provider.code, families={"radix"})
+    objects = [Kernel(), Provider()]
     assert _final_link.with_shared_address_layout(objects, Options()) is objects
 
 

@@ -29,9 +29,10 @@ ENV = {
                          "compiles; see the run-time checks section of concepts",
     "CUDA_COOP_NO_LIBRARY_PINNING": "1 leaves the choice of NVRTC, nvJitLink and NVVM to cuda-pathfinder "
                                     "(by default cuda-coop loads those of cuda-bindings' CUDA major)",
-    "CUDA_COOP_SHARED_ADDRESS_BITS": "64 links kernels that call cuda.coop with the compilers' 64-bit shared-memory "
-                                     "addresses (default 32, as nvcc: fewer registers; core/shared_addresses.py); "
-                                     "read at each kernel's link",
+    "CUDA_COOP_SHARED_ADDRESS_BITS": "auto (default: 32-bit shared-memory addresses, as nvcc, in kernels that call a "
+                                     "radix sort or TopK, which run faster with them; the compilers' 64-bit ones "
+                                     "elsewhere), 32 (every kernel that calls cuda.coop) or 64 (none); read at each "
+                                     "kernel's link (core/shared_addresses.py)",
 }
 
 _FALSY = {"", "0", "false", "no", "off"}
@@ -96,6 +97,8 @@ def cache_max_bytes() -> int | None:
     return None if megabytes <= 0 else max(1, int(megabytes * 1024 * 1024))  # a tiny limit is still one
 
 
-def shared_address_bits() -> int:
-    """64 when ``CUDA_COOP_SHARED_ADDRESS_BITS`` is 64, else 32 (a typo must not break compiles)."""
-    return 64 if os.environ.get("CUDA_COOP_SHARED_ADDRESS_BITS", "").strip() == "64" else 32
+def shared_address_bits() -> str:
+    """``CUDA_COOP_SHARED_ADDRESS_BITS``: "32", "64" or "auto" (the default, and what a typo
+    gets: it must not break compiles)."""
+    value = os.environ.get("CUDA_COOP_SHARED_ADDRESS_BITS", "").strip().lower()
+    return value if value in ("32", "64") else "auto"

@@ -9,10 +9,11 @@ cubin) and ``get_linked_ptx()`` (the PTX that shows a kernel's code).  Each back
 those names (``_upstream_names.py``).  Links without a cuda.coop input are left alone:
 the comparison with a kernel without cuda.coop stays like for like.
 
-- **Shared-memory addresses** (``core/shared_addresses.py``): an LTO link that holds a
-  provider gets the layout module as its first input, so the linked kernel addresses
-  shared memory with 32 bits, as nvcc's code does.  Both wrapped methods do it, so the
-  PTX a user inspects is the code that runs.
+- **Shared-memory addresses** (``core/shared_addresses.py``): an LTO link whose providers
+  are of a family that runs faster with 32-bit shared addresses (radix sort, TopK; or
+  any, or none, as ``CUDA_COOP_SHARED_ADDRESS_BITS`` says) gets the layout module as its
+  first input, so the linked kernel addresses shared memory with 32 bits, as nvcc's code
+  does.  Both wrapped methods do it, so the PTX a user inspects is the code that runs.
 - **The link cache**: nvJitLink's LTO link of a kernel with its providers' LTO-IR is the
   largest step left of a warm first launch (about 40 ms on the 2-core machine for a
   load/store kernel, where the same kernel without cuda.coop links its PTX in about
@@ -34,17 +35,19 @@ __all__ = ["install_on", "final_complete", "laid_out_linked_ptx", "with_shared_a
 # The name of every provider's link item (each backend's lowering).
 COOP_LINK_PREFIX = "cuda_coop_"
 
-# The providers' LTO-IR this process linked, by length.  A link holding one of them is a
-# kernel that calls cuda.coop; its input names cannot tell (numba-cuda-mlir re-adds every
-# input without its name when it puts the kernel's LTO-IR first).
+# The providers' LTO-IR this process linked, by length, each with the families
+# (CallPlan.family) of its providers.  A link holding one of them is a kernel that calls
+# cuda.coop; its input names cannot tell (numba-cuda-mlir re-adds every input without its
+# name when it puts the kernel's LTO-IR first).
 _provider_ltoir: dict[int, list] = {}
 
 
-def note_provider_ltoir(ltoir: bytes) -> None:
-    """Record a provider's LTO-IR as it becomes a link item (each backend's lowering)."""
+def note_provider_ltoir(ltoir: bytes, families=()) -> None:
+    """Record a provider's LTO-IR, and the families of the providers it holds, as it becomes
+    a link item (each backend's lowering)."""
     same_length = _provider_ltoir.setdefault(len(ltoir), [])
-    if not any(known is ltoir for known in same_length):
-        same_length.append(ltoir)
+    if not any(known is ltoir for known, _families in same_length):
+        same_length.append((ltoir, frozenset(families)))
 
 
 def link_key(inputs, options) -> str:
@@ -78,9 +81,20 @@ def _code_bytes(code) -> bytes:
     return code.encode() if isinstance(code, str) else bytes(code)
 
 
+def _provider_families(inputs) -> frozenset | None:
+    """The families of the providers among ``inputs`` (``(name, kind, bytes)``), or None
+    when none of them is a provider."""
+    found = None
+    for _name, _kind, code in inputs:
+        for known, families in _provider_ltoir.get(len(code), ()):
+            if code is known or code == known:
+                found = (found or frozenset()) | families
+                break
+    return found
+
+
 def _has_provider(inputs) -> bool:
-    return any(code is known or code == known
-               for _name, _kind, code in inputs for known in _provider_ltoir.get(len(code), ()))
+    return _provider_families(inputs) is not None
 
 
 class _LinkedEarlier:
@@ -130,15 +144,19 @@ def store_cubin(key: str | None, cubin) -> None:
 
 def with_shared_address_layout(objects: list, options) -> list:
     """``objects`` (cuda.core ``ObjectCode``, in link order) with the shared-address layout
-    module first when they are an LTO link of a kernel that calls cuda.coop
-    (``core/shared_addresses.py``); else ``objects`` as they are."""
+    module first when they are an LTO link of a kernel that calls cuda.coop, of families
+    that get 32-bit shared addresses (``core/shared_addresses.py``); else ``objects`` as
+    they are."""
     if not objects or not getattr(options, "link_time_optimization", False) or not _provider_ltoir:
         return objects
     try:
         inputs = [(str(obj.name), str(obj.code_type), _code_bytes(obj.code)) for obj in objects]
     except (AttributeError, TypeError):  # an input that is not in memory: link as the compiler would
         return objects
-    if shared_addresses.is_layout_module(inputs[0][2]) or not _has_provider(inputs):
+    if shared_addresses.is_layout_module(inputs[0][2]):
+        return objects
+    families = _provider_families(inputs)
+    if families is None or not shared_addresses.wants_32_bits(families):
         return objects
     layout = shared_addresses.layout_module(str(options.arch))
     if layout is None:

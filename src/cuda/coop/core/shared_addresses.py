@@ -4,8 +4,7 @@ nvcc compiles CUDA C++ with 32-bit shared-memory addresses.  NVRTC, and the libN
 both compilers generate a kernel's code with, use 64-bit ones: every shared-memory
 access of the CUB code then takes a register pair for its address.  In a CUB block
 radix sort of 128 threads x 16 keys that is 91-93 registers where nvcc's build of the
-same C++ takes 75-80 (sm_90), so five blocks fit on an SM instead of six, and the sort
-ran at 0.93-0.96 of nvcc's (docs/performance.rst).  Neither NVRTC nor nvJitLink takes
+same C++ takes 75-80 (sm_90), so five blocks fit on an SM instead of six.  Neither NVRTC nor nvJitLink takes
 an option for it: both refuse ``-nvptx-short-ptr`` (libNVVM: "unsupported option").
 
 What decides the width is the data layout of the module libNVVM generates code for
@@ -17,40 +16,56 @@ numba-cuda-mlir and numba-cuda both put the kernel's own LTO-IR first, with thei
 libNVVM to LTO-IR with the layout below: the linked kernel, its Python part included,
 then addresses shared memory with 32 bits, as nvcc's code does.  The module defines
 nothing, so it changes no symbol; its layout is numba-cuda-mlir's own
-(``NVPTX64_DATALAYOUT``) with ``p3`` narrowed.  Shared memory is at most 228 KiB per block, so no shared address needs
-more than 32 bits.
+(``NVPTX64_DATALAYOUT``) with ``p3`` narrowed.  Shared memory is at most 228 KiB per
+block, so no shared address needs more than 32 bits.
+
+Which kernels get it (``CUDA_COOP_SHARED_ADDRESS_BITS``, read at each link): measured on
+an H100 (CUDA 13.0, 2026-12-07), the same kernels with 32-bit and with 64-bit addresses
+against the same C++ built by nvcc, the radix sorts ran 2-3 % faster (keys 0.976-0.989 ->
+0.999-1.005 of nvcc's; pairs within 1.5 % either way) and TopK 2 % faster; the block
+histograms ran up to 5 % slower (constant input, atomic algorithm: 0.993 -> 0.945; the
+same instructions, scheduled differently by ptxas) and the shuffles, exchanges, scans,
+reductions, copies and neighbour operations the same.  So ``auto``, the default, gives
+32-bit addresses to a kernel that calls a family of :data:`AUTO_FAMILIES` and leaves every
+other kernel with the compilers' 64-bit ones; ``32`` gives them to every kernel that calls
+cuda.coop, ``64`` to none.
 
 The module costs about 2 ms to build, once per architecture in a process
 (cuda-bindings' libNVVM, the one ``core.cuda_libraries`` pins beside NVRTC and
-nvJitLink, so nvJitLink reads what it writes).  ``CUDA_COOP_SHARED_ADDRESS_BITS=64``
-links without it.  If libNVVM cannot build it, the kernel links as the compiler would
-have linked it, and :func:`status` says why.
+nvJitLink, so nvJitLink reads what it writes).  If libNVVM cannot build it, the kernel
+links as the compiler would have linked it, and :func:`status` says why.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 
-__all__ = ["DATA_LAYOUT", "enabled", "layout_module", "is_layout_module", "status", "LAYOUT_MODULE_NAME"]
+__all__ = ["DATA_LAYOUT", "AUTO_FAMILIES", "wants_32_bits", "layout_module", "is_layout_module", "status",
+           "LAYOUT_MODULE_NAME"]
 
-# numba-cuda-mlir's layout (NVPTX64_DATALAYOUT) with 32-bit pointers into
-# shared memory (address space 3); libNVVM accepts this exact string.
+# numba-cuda-mlir's layout (NVPTX64_DATALAYOUT) with 32-bit pointers into shared memory
+# (address space 3); libNVVM accepts this exact string.
 DATA_LAYOUT = ("e-p:64:64:64-p3:32:32:32-p6:32:32:32-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64"
                "-i128:128:128-f32:32:32-f64:64:64-f128:128:128-v16:16:16-v32:32:32-v64:64:64"
                "-v128:128:128-n16:32:64-a:8:8")
 LAYOUT_MODULE_NAME = "cuda_coop_shared_address_layout"
+# The families (CallPlan.family) whose kernels measured faster with 32-bit addresses.
+AUTO_FAMILIES = frozenset({"radix", "topk"})
 
 _lock = threading.Lock()
 _built: dict[str, bytes | None] = {}  # virtual architecture -> LTO-IR (None: libNVVM refused)
 _failures: dict[str, str] = {}
 
 
-def enabled() -> bool:
-    """False when ``CUDA_COOP_SHARED_ADDRESS_BITS`` is 64."""
+def wants_32_bits(families) -> bool:
+    """Whether a kernel whose cuda.coop calls are of ``families`` links with 32-bit shared
+    addresses (``CUDA_COOP_SHARED_ADDRESS_BITS``: auto, 32 or 64)."""
     from .. import _env
 
-    return _env.shared_address_bits() == 32
+    setting = _env.shared_address_bits()
+    if setting == "auto":
+        return not AUTO_FAMILIES.isdisjoint(families)
+    return setting == "32"
 
 
 def _virtual_arch(arch: str) -> str:
@@ -89,10 +104,8 @@ def _build(virtual_arch: str) -> bytes:
 
 def layout_module(arch: str) -> bytes | None:
     """The empty LTO-IR module that gives a link 32-bit shared addresses, for ``arch``
-    (``sm_90``, ``sm_90a``, ``compute_100``); None when it is turned off or libNVVM could
-    not build it (:func:`status` says why)."""
-    if not enabled():
-        return None
+    (``sm_90``, ``sm_90a``, ``compute_100``); None when libNVVM could not build it
+    (:func:`status` says why)."""
     virtual_arch = _virtual_arch(arch)
     with _lock:
         if virtual_arch not in _built:
@@ -109,10 +122,14 @@ def is_layout_module(code) -> bool:
     return any(module is not None and (code is module or code == module) for module in list(_built.values()))
 
 
-def status(arch: str = "sm_90") -> str:
-    """How a cuda.coop kernel for ``arch`` addresses shared memory, in words."""
-    if not enabled():
-        return "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=64)"
+def status(families, arch: str = "sm_90") -> str:
+    """How a kernel for ``arch`` whose cuda.coop calls are of ``families`` addresses shared
+    memory, in words."""
+    from .. import _env
+
+    setting = f"CUDA_COOP_SHARED_ADDRESS_BITS={_env.shared_address_bits()}"
+    if not wants_32_bits(families):
+        return f"64-bit ({setting})"
     if layout_module(arch) is None:
         return f"64-bit (libNVVM could not build the layout module: {_failures.get(_virtual_arch(arch))})"
-    return "32-bit (as nvcc)"
+    return f"32-bit, as nvcc ({setting})"

@@ -92,7 +92,7 @@ def _build(provider, cc):
     build = build_providers([provider], arch_for_cc(cc), prelude_headers=PRELUDE_HEADERS)
     item = _LTOIR_OBJECTS.get(build.key)
     if item is None:
-        note_provider_ltoir(build.ltoir)
+        note_provider_ltoir(build.ltoir, families=(provider.plan.family,))
         item = C.LTOIR(build.ltoir, name=f"{C.COOP_LINK_PREFIX}{build.key[:16]}.ltoir")
         _LTOIR_OBJECTS[build.key] = item
     return build, item

@@ -201,7 +201,7 @@ class KernelState:
         self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=PRELUDE_HEADERS)
         self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
         if self.ltoir is None:
-            note_provider_ltoir(self.build.ltoir)
+            note_provider_ltoir(self.build.ltoir, families={p.plan.family for p in unique})
             self.ltoir = C.LTOIR(self.build.ltoir, name=f"{COOP_LINK_PREFIX}{self.build.key[:16]}.ltoir")
             _LTOIR_OBJECTS[self.build.key] = self.ltoir
         self._place_storage(lower)
