@@ -167,12 +167,13 @@ def kernel(source, destination, items_per_thread):
 
 
 def test_compile_cubin_keeps_the_decorators_launch_bounds():
-    """``@cuda.jit(launch_bounds=(128, 6))`` caps the registers of a 128 x 16 radix sort (91
-    without it under NVRTC) so that six blocks fit an SM, in ``compile_cubin`` as at launch."""
+    """``@cuda.jit(launch_bounds=(128, 8))`` caps the registers of a 128 x 16 radix sort (72
+    without it on sm_90, with 32-bit shared addresses) so that eight blocks fit an SM, in
+    ``compile_cubin`` as at launch."""
     types = numba_types()
     argtypes = (types.uint32[::1], types.uint32[::1], 16)
     free = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="")).kernel, argtypes, block=128)
-    bounded = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="(launch_bounds=(128, 6))")).kernel,
+    bounded = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="(launch_bounds=(128, 8))")).kernel,
                             argtypes, block=128)
-    assert free.registers > 80, free.summary()
-    assert bounded.registers <= 65536 // (6 * 128), bounded.summary()
+    assert free.registers > 64, free.summary()
+    assert bounded.registers <= 65536 // (8 * 128), bounded.summary()
