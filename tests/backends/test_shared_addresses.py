@@ -82,7 +82,7 @@ def test_other_families_keep_64_bits_unless_asked(fresh_links, monkeypatch):
     monkeypatch.setenv("CUDA_COOP_SHARED_ADDRESS_BITS", "32")
     narrow = _reduce_binary()
     assert NARROW.search(narrow.ptx) and not WIDE.search(narrow.ptx)
-    assert shared_addresses.status({"reduce"}) == "32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=32)"
+    assert shared_addresses.status(False) == "32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=32)"
 
 
 def test_64_bits_when_asked(fresh_links, monkeypatch):
@@ -91,15 +91,22 @@ def test_64_bits_when_asked(fresh_links, monkeypatch):
     wide = _sort_binary()
     assert WIDE.search(wide.ptx) and not NARROW.search(wide.ptx)
     assert wide.registers > narrow.registers, (wide.summary(), narrow.summary())
-    assert shared_addresses.status({"radix"}) == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=64)"
+    assert shared_addresses.status(True) == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=64)"
 
 
 def test_the_default_and_a_typo_are_auto(fresh_links, monkeypatch):
-    assert shared_addresses.status({"radix", "load_store"}) == "32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=auto)"
-    assert shared_addresses.status({"topk"}).startswith("32-bit")
-    assert shared_addresses.status({"histogram", "load_store"}) == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=auto)"
+    assert shared_addresses.status(True) == "32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=auto)"
+    assert shared_addresses.status(False) == "64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=auto)"
     monkeypatch.setenv("CUDA_COOP_SHARED_ADDRESS_BITS", "sixty-four")
-    assert shared_addresses.wants_32_bits({"radix"}) and not shared_addresses.wants_32_bits({"scan"})
+    assert shared_addresses.wants_32_bits(True) and not shared_addresses.wants_32_bits(False)
+
+
+def test_the_radix_and_topk_families_ask_for_32_bits():
+    from cuda.coop.ops._families import OPERATIONS
+    from cuda.coop.ops._lookup import prefers_32_bit_shared_addresses
+
+    asking = {family for family in set(OPERATIONS.values()) if prefers_32_bit_shared_addresses(family)}
+    assert asking == {"radix", "topk"}
 
 
 def test_a_kernel_without_coop_links_as_the_compiler_links_it(fresh_links):
@@ -160,7 +167,7 @@ def test_a_layout_module_libnvvm_refuses_leaves_the_link_as_it_was(monkeypatch):
     monkeypatch.setattr(shared_addresses, "_failures", {})
     monkeypatch.delenv("CUDA_COOP_SHARED_ADDRESS_BITS", raising=False)
     assert shared_addresses.layout_module("sm_90") is None
-    assert shared_addresses.status({"radix"}, "sm_90") == ("64-bit (libNVVM could not build the layout module: "
+    assert shared_addresses.status(True, "sm_90") == ("64-bit (libNVVM could not build the layout module: "
                                                            "RuntimeError: no layout for compute_90)")
 
     class Options:
@@ -173,7 +180,7 @@ def test_a_layout_module_libnvvm_refuses_leaves_the_link_as_it_was(monkeypatch):
     class Provider:
         name, code_type, code = "provider", "ltoir", b"a radix sort provider"
 
-    _final_link.note_provider_ltoir(Provider.code, families={"radix"})
+    _final_link.note_provider_ltoir(Provider.code, prefers_32_bit_addresses=True)
     objects = [Kernel(), Provider()]
     assert _final_link.with_shared_address_layout(objects, Options()) is objects
 

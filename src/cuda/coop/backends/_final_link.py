@@ -35,19 +35,20 @@ __all__ = ["install_on", "final_complete", "laid_out_linked_ptx", "with_shared_a
 # The name of every provider's link item (each backend's lowering).
 COOP_LINK_PREFIX = "cuda_coop_"
 
-# The providers' LTO-IR this process linked, by length, each with the families
-# (CallPlan.family) of its providers.  A link holding one of them is a kernel that calls
+# The providers' LTO-IR this process linked, by length, each with whether one of its
+# providers is of a family that prefers 32-bit shared addresses.  A link holding one of them is a kernel that calls
 # cuda.coop; its input names cannot tell (numba-cuda-mlir re-adds every input without its
 # name when it puts the kernel's LTO-IR first).
 _provider_ltoir: dict[int, list] = {}
 
 
-def note_provider_ltoir(ltoir: bytes, families=()) -> None:
-    """Record a provider's LTO-IR, and the families of the providers it holds, as it becomes
-    a link item (each backend's lowering)."""
+def note_provider_ltoir(ltoir: bytes, prefers_32_bit_addresses: bool = False) -> None:
+    """Record a provider's LTO-IR as it becomes a link item (each backend's lowering), and
+    whether one of its providers is of a family that declares ``SHARED_ADDRESS_BITS = 32``
+    (``ops._lookup.prefers_32_bit_shared_addresses``)."""
     same_length = _provider_ltoir.setdefault(len(ltoir), [])
-    if not any(known is ltoir for known, _families in same_length):
-        same_length.append((ltoir, frozenset(families)))
+    if not any(known is ltoir for known, _prefers in same_length):
+        same_length.append((ltoir, bool(prefers_32_bit_addresses)))
 
 
 def link_key(inputs, options) -> str:
@@ -81,20 +82,20 @@ def _code_bytes(code) -> bytes:
     return code.encode() if isinstance(code, str) else bytes(code)
 
 
-def _provider_families(inputs) -> frozenset | None:
-    """The families of the providers among ``inputs`` (``(name, kind, bytes)``), or None
-    when none of them is a provider."""
+def _provider_preference(inputs) -> bool | None:
+    """Whether a provider among ``inputs`` (``(name, kind, bytes)``) prefers 32-bit shared
+    addresses; None when none of them is a provider."""
     found = None
     for _name, _kind, code in inputs:
-        for known, families in _provider_ltoir.get(len(code), ()):
+        for known, prefers in _provider_ltoir.get(len(code), ()):
             if code is known or code == known:
-                found = (found or frozenset()) | families
+                found = bool(found) or prefers
                 break
     return found
 
 
 def _has_provider(inputs) -> bool:
-    return _provider_families(inputs) is not None
+    return _provider_preference(inputs) is not None
 
 
 class _LinkedEarlier:
@@ -144,9 +145,8 @@ def store_cubin(key: str | None, cubin) -> None:
 
 def with_shared_address_layout(objects: list, options) -> list:
     """``objects`` (cuda.core ``ObjectCode``, in link order) with the shared-address layout
-    module first when they are an LTO link of a kernel that calls cuda.coop, of families
-    that get 32-bit shared addresses (``core/shared_addresses.py``); else ``objects`` as
-    they are."""
+    module first when they are an LTO link of a kernel that calls cuda.coop and gets 32-bit
+    shared addresses (``core/shared_addresses.py``); else ``objects`` as they are."""
     if not objects or not getattr(options, "link_time_optimization", False) or not _provider_ltoir:
         return objects
     try:
@@ -155,8 +155,8 @@ def with_shared_address_layout(objects: list, options) -> list:
         return objects
     if shared_addresses.is_layout_module(inputs[0][2]):
         return objects
-    families = _provider_families(inputs)
-    if families is None or not shared_addresses.wants_32_bits(families):
+    preferred = _provider_preference(inputs)
+    if preferred is None or not shared_addresses.wants_32_bits(preferred):
         return objects
     layout = shared_addresses.layout_module(str(options.arch))
     if layout is None:

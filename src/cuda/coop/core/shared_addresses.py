@@ -25,10 +25,11 @@ against the same C++ built by nvcc, the radix sorts ran 2-3 % faster (keys 0.976
 0.999-1.005 of nvcc's; pairs within 1.5 % either way) and TopK 2 % faster; the block
 histograms ran up to 5 % slower (constant input, atomic algorithm: 0.993 -> 0.945; the
 same instructions, scheduled differently by ptxas) and the shuffles, exchanges, scans,
-reductions, copies and neighbour operations the same.  So ``auto``, the default, gives
-32-bit addresses to a kernel that calls a family of :data:`AUTO_FAMILIES` and leaves every
-other kernel with the compilers' 64-bit ones; ``32`` gives them to every kernel that calls
-cuda.coop, ``64`` to none.
+reductions, copies and neighbour operations the same.  So a family declares
+``SHARED_ADDRESS_BITS = 32`` in its module when its kernels are faster so (radix sort,
+TopK), and ``auto``, the default, gives 32-bit addresses to a kernel that calls such a
+family and leaves every other kernel with the compilers' 64-bit ones; ``32`` gives them to
+every kernel that calls cuda.coop, ``64`` to none.
 
 The module costs about 2 ms to build, once per architecture in a process
 (cuda-bindings' libNVVM, the one ``core.cuda_libraries`` pins beside NVRTC and
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["DATA_LAYOUT", "AUTO_FAMILIES", "wants_32_bits", "layout_module", "is_layout_module", "status",
+__all__ = ["DATA_LAYOUT", "wants_32_bits", "layout_module", "is_layout_module", "status",
            "LAYOUT_MODULE_NAME"]
 
 # numba-cuda-mlir's layout (NVPTX64_DATALAYOUT) with 32-bit pointers into shared memory
@@ -49,23 +50,20 @@ DATA_LAYOUT = ("e-p:64:64:64-p3:32:32:32-p6:32:32:32-i1:8:8-i8:8:8-i16:16:16-i32
                "-i128:128:128-f32:32:32-f64:64:64-f128:128:128-v16:16:16-v32:32:32-v64:64:64"
                "-v128:128:128-n16:32:64-a:8:8")
 LAYOUT_MODULE_NAME = "cuda_coop_shared_address_layout"
-# The families (CallPlan.family) whose kernels measured faster with 32-bit addresses.
-AUTO_FAMILIES = frozenset({"radix", "topk"})
 
 _lock = threading.Lock()
 _built: dict[str, bytes | None] = {}  # virtual architecture -> LTO-IR (None: libNVVM refused)
 _failures: dict[str, str] = {}
 
 
-def wants_32_bits(families) -> bool:
-    """Whether a kernel whose cuda.coop calls are of ``families`` links with 32-bit shared
-    addresses (``CUDA_COOP_SHARED_ADDRESS_BITS``: auto, 32 or 64)."""
+def wants_32_bits(preferred: bool) -> bool:
+    """Whether a kernel links with 32-bit shared addresses; ``preferred``: one of its cuda.coop
+    calls is of a family that declares ``SHARED_ADDRESS_BITS = 32``
+    (``CUDA_COOP_SHARED_ADDRESS_BITS``: auto, 32 or 64)."""
     from .. import _env
 
     setting = _env.shared_address_bits()
-    if setting == "auto":
-        return not AUTO_FAMILIES.isdisjoint(families)
-    return setting == "32"
+    return preferred if setting == "auto" else setting == "32"
 
 
 def _virtual_arch(arch: str) -> str:
@@ -122,13 +120,13 @@ def is_layout_module(code) -> bool:
     return any(module is not None and (code is module or code == module) for module in list(_built.values()))
 
 
-def status(families, arch: str = "sm_90") -> str:
-    """How a kernel for ``arch`` whose cuda.coop calls are of ``families`` addresses shared
-    memory, in words."""
+def status(preferred: bool, arch: str = "sm_90") -> str:
+    """How a kernel for ``arch`` addresses shared memory, in words (``preferred`` as for
+    :func:`wants_32_bits`)."""
     from .. import _env
 
     setting = f"CUDA_COOP_SHARED_ADDRESS_BITS={_env.shared_address_bits()}"
-    if not wants_32_bits(families):
+    if not wants_32_bits(preferred):
         return f"64-bit ({setting})"
     if layout_module(arch) is None:
         return f"64-bit (libNVVM could not build the layout module: {_failures.get(_virtual_arch(arch))})"

@@ -14,7 +14,7 @@ import importlib
 
 from ._families import OPERATIONS
 
-__all__ = ["spec_named", "spec_of"]
+__all__ = ["spec_named", "spec_of", "prefers_32_bit_shared_addresses"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -36,3 +36,12 @@ def spec_of(stub):
         return None
     spec = spec_named(stub.name)
     return spec if spec is not None and spec.stub is stub else None
+
+
+@functools.lru_cache(maxsize=None)
+def prefers_32_bit_shared_addresses(family: str) -> bool:
+    """Whether the family ``family`` (a CallPlan's ``family``, its module's name) declares
+    ``SHARED_ADDRESS_BITS = 32``: its kernels measured faster linked with 32-bit shared-memory
+    addresses (core/shared_addresses.py)."""
+    module = importlib.import_module(f"{__package__}.{family}")
+    return getattr(module, "SHARED_ADDRESS_BITS", None) == 32

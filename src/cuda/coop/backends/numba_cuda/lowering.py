@@ -24,6 +24,7 @@ from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import StorageUse, explicit_size_error, plan_storage
 from ...ops._launch_rules import CLUSTER_MIN_CC
+from ...ops._lookup import prefers_32_bit_shared_addresses
 from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._validate import require_launch_block
 from .._callbacks import resolve_callbacks
@@ -92,7 +93,7 @@ def _build(provider, cc):
     build = build_providers([provider], arch_for_cc(cc), prelude_headers=PRELUDE_HEADERS)
     item = _LTOIR_OBJECTS.get(build.key)
     if item is None:
-        note_provider_ltoir(build.ltoir, families=(provider.plan.family,))
+        note_provider_ltoir(build.ltoir, prefers_32_bit_shared_addresses(provider.plan.family))
         item = C.LTOIR(build.ltoir, name=f"{C.COOP_LINK_PREFIX}{build.key[:16]}.ltoir")
         _LTOIR_OBJECTS[build.key] = item
     return build, item

@@ -25,7 +25,7 @@ from ...core import spec
 from ...core.build import arch_for_cc, build_providers
 from ...core.cpp import make_provider
 from ...core.storage import DYNAMIC_ALIGNMENT, StorageUse, mixed_warp_widths, plan_storage
-from ...ops._lookup import spec_of
+from ...ops._lookup import prefers_32_bit_shared_addresses, spec_of
 from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
@@ -201,7 +201,8 @@ class KernelState:
         self.build = build_providers(unique, chip if m else arch_for_cc(cc), prelude_headers=PRELUDE_HEADERS)
         self.ltoir = _LTOIR_OBJECTS.get(self.build.key)
         if self.ltoir is None:
-            note_provider_ltoir(self.build.ltoir, families={p.plan.family for p in unique})
+            note_provider_ltoir(self.build.ltoir, prefers_32_bit_addresses=any(
+                prefers_32_bit_shared_addresses(p.plan.family) for p in unique))
             self.ltoir = C.LTOIR(self.build.ltoir, name=f"{COOP_LINK_PREFIX}{self.build.key[:16]}.ltoir")
             _LTOIR_OBJECTS[self.build.key] = self.ltoir
         self._place_storage(lower)
