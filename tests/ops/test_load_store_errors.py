@@ -200,3 +200,19 @@ def test_backend_not_registered():
     """, env={"CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION": "1"})
     assert "ERR coop.this_block()" in result.stdout, result.stderr[-2000:]
     assert "coop.register('numba-cuda-mlir')" in result.stdout
+
+
+@pytest.mark.parametrize("value, dtype, why", [
+    ("0.5", "float32", "a float written in the kernel, such as 0.5, is float64 in Numba"),
+    ("np.int64(3)", "int32", "Numba widens int32 arithmetic to int64"),
+], ids=["float_literal_for_float32", "int64_for_int32"])
+def test_oob_default_of_a_wider_dtype_says_why(value, dtype, why):
+    """The hint names Numba's reason for the wider type that fits the value's kind."""
+    types = kernel_types()
+    element = getattr(types, dtype)
+    message = expect_error(f"""
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, valid_items=n, oob_default={value})
+    """, coop.DtypeMismatchError, "oob_default", f"np.{dtype}(value)", why, at="oob_default=",
+                           argtypes=(element[::1], element[::1], types.int64))
+    assert ("int64" in why) == ("int32 arithmetic" in message)

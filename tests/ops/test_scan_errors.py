@@ -167,6 +167,18 @@ r = coop.exclusive_sum(coop.this_block(), items, prefix_op=RUNNING64)
 """), coop.MissingArgumentError, "coop.StatefulFunction", "int64", "third operand", at="prefix_op=RUNNING64")
 
 
+def test_stateful_function_built_in_the_kernel():
+    """A host object numba cannot type in device code ("Unknown attribute" before): the
+    error says to build it outside the kernel."""
+    expect_error(body("""
+running_total = _qualified.StatefulFunction(running, np.int64)
+state = coop.ThreadData(1, dtype=np.int64)
+state[0] = 0
+r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=running_total)
+"""), coop.InvalidArgumentTypeError, "running_total = StatefulFunction(...) in the kernel",
+                 "construct it outside the kernel", "prefix_op=running", at="running_total = ")
+
+
 def test_stateful_function_state_of_another_dtype():
     expect_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)

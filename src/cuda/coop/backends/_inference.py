@@ -668,6 +668,74 @@ class CallSiteChecks:
                 "cuda.shared.array"
             ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
 
+    def reject_host_constructors(self, func_ir, inst, callee, fname) -> None:
+        """``coop.StatefulFunction(...)`` called in a kernel: it is a host object that declares a
+        callback, which numba cannot type in device code ("Unknown attribute")."""
+        from .._diagnostics import raise_at
+        from .._errors import InvalidArgumentTypeError
+        from .._stateful import StatefulFunction
+
+        if callee is not StatefulFunction:
+            return
+        raise_at(InvalidArgumentTypeError(
+            f"{inst.target.name if not inst.target.name.startswith('$') else 'op'} = StatefulFunction(...) in "
+            "the kernel: coop.StatefulFunction declares a prefix callback on the host, before the kernel "
+            "compiles; construct it outside the kernel (running = coop.StatefulFunction(op, np.int64) at "
+            "module level) and pass it as prefix_op=running"
+        ), getattr(inst.loc, "filename", None), getattr(inst.loc, "line", None), fname)
+
+    def check_constant_indexes(self, func_ir, block, fname) -> None:
+        """A constant index of a ``coop.ThreadData(n)`` (``n`` a constant) in ``block`` that is
+        outside it, or not an integer.  A kernel checks no index, so ``items[7]`` on four
+        items would read or write another variable's registers (it compiled silently); numba
+        reports a float index as a bare TypingError."""
+        from .._diagnostics import raise_at
+        from .._errors import InvalidArgumentTypeError, InvalidArgumentValueError
+
+        a, ir = self.analysis, self.analysis.ir
+        for inst in block.body:
+            if isinstance(inst, ir.StaticSetItem):
+                target, index = inst.target, inst.index
+            elif isinstance(inst, ir.SetItem):
+                target, index = inst.target, a.constant(func_ir, inst.index)
+            elif (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
+                  and inst.value.op in ("static_getitem", "getitem")):
+                expr = inst.value
+                target = expr.value
+                index = expr.index if expr.op == "static_getitem" else a.constant(func_ir, expr.index)
+            else:
+                continue
+            if isinstance(index, bool) or not isinstance(index, (int, float)):
+                continue  # a run-time index, a slice, a tuple: typing and the hardware's
+            items = self._thread_data_items(func_ir, target)
+            if items is None:
+                continue
+            name = target.name if not target.name.startswith("$") else "items"
+            where = getattr(inst, "loc", None)
+            if isinstance(index, float):
+                raise_at(InvalidArgumentTypeError(
+                    f"{name}[{index!r}]: a coop.ThreadData is indexed with an integer, not the float "
+                    f"{index!r}; use an int, e.g. {name}[{int(index)}]"
+                ), getattr(where, "filename", None), getattr(where, "line", None), fname)
+            if not -items <= index < items:
+                raise_at(InvalidArgumentValueError(
+                    f"{name}[{index}]: index {index} is outside coop.ThreadData({items}) {name} (its items "
+                    f"are 0 .. {items - 1}, or -{items} .. -1 from the end); a kernel checks no index, so "
+                    "this would read or write another variable's registers; use an index in that range"
+                ), getattr(where, "filename", None), getattr(where, "line", None), fname)
+
+    def _thread_data_items(self, func_ir, var):
+        """``n`` when ``var`` is (a copy of) ``coop.ThreadData(n)`` with ``n`` a constant."""
+        from .._payloads import ThreadData
+
+        a, ir = self.analysis, self.analysis.ir
+        d = a.definition(func_ir, a.root(func_ir, var))
+        if not (isinstance(d, ir.Expr) and d.op == "call" and a.resolve_value(func_ir, d.func) is ThreadData):
+            return None
+        arg = d.args[0] if d.args else dict(d.kws).get("items_per_thread")
+        items = a.constant(func_ir, arg) if isinstance(arg, ir.Var) else NO_CONSTANT
+        return items if isinstance(items, int) and not isinstance(items, bool) and items > 0 else None
+
     def check_constant_arguments(self, func_ir, expr, callee, loc, fname) -> None:
         import inspect
 

@@ -82,6 +82,23 @@ def build(module_name: str, compat, *, bfloat16_name: str) -> CompilerTypes:
         def key(self):
             return (super().key, self.items, self.payload_alignment)
 
+        def unify(self, typingctx, other):
+            # One name bound to two different payloads (``items = coop.ThreadData(8)`` in a
+            # branch): numba would merge them into a plain array, which the next call then
+            # refuses as "not a ThreadData", or fail with a bare "Cannot unify".
+            if isinstance(other, ThreadDataType) and other.key != self.key:
+                from .._diagnostics import raise_at
+                from .._errors import InvalidArgumentTypeError
+                from ._upstream import typing_location
+
+                loc, function = typing_location()
+                raise_at(InvalidArgumentTypeError(
+                    f"one variable holds a coop.ThreadData({self.dtype}, {self.items}) on one path and a "
+                    f"coop.ThreadData({other.dtype}, {other.items}) on another; a payload's items and dtype "
+                    "are fixed when the kernel compiles, so give the second payload its own name"
+                ), getattr(loc, "filename", None), getattr(loc, "line", None), function)
+            return super().unify(typingctx, other)
+
         def copy(self, dtype=None, ndim=1, layout="C", readonly=False):
             # Array operations that derive a new array type (slicing, views) yield plain
             # arrays; only ThreadData(...) makes a payload.

@@ -320,9 +320,15 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
                 )
         return arg
     if arg.dtype != dtype:
+        # Why the value has the wider type, where Numba is the cause.
+        why = ""
+        if is_integer(dtype) and is_integer(arg.dtype):
+            why = " (Numba widens int32 arithmetic to int64)"
+        elif dtype.kind == "f" and arg.dtype == np.float64:
+            why = " (a float written in the kernel, such as 0.5, is float64 in Numba)"
         raise DtypeMismatchError(
             f"{call}: {label} has dtype {arg.dtype.name} but {target} has dtype {dtype.name}; "
-            f"convert it, e.g. np.{dtype.name}(value) (Numba widens int32 arithmetic to int64)"
+            f"convert it, e.g. np.{dtype.name}(value){why}"
         )
     return arg
 

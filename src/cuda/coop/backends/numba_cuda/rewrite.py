@@ -41,10 +41,12 @@ class InferPayloadDtypes(C.Rewrite):
         self.func_ir, self.block, self.todo, self.prefix, self.suffix = func_ir, block, {}, {}, {}
         fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
         operands = None
+        _CHECKS.check_constant_indexes(func_ir, block, fname)
         for inst in block.body:
             if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call"):
                 continue
             callee = _ANALYSIS.resolve_value(func_ir, inst.value.func)
+            _CHECKS.reject_host_constructors(func_ir, inst, callee, fname)
             if callee is C.cuda.local.array:
                 # A fixed-size 1-D cuda.local.array passed to a cooperative call is a
                 # ThreadData(n, dtype): every family then takes it as input and output.

@@ -20,6 +20,7 @@ from __future__ import annotations
 from ..._diagnostics import raise_at
 from ..._errors import CoopError, DynamicSharedArrayError
 from ...core.storage import DYNAMIC_ALIGNMENT, STATIC_SHARED_LIMIT, Region, StoragePlan, place_regions
+from .._unpacking import check_payload_unpacking
 from . import _compat as C
 
 __all__ = ["KernelScratch", "DYNAMIC_BACKING", "dynamic_array_error", "finish_function"]
@@ -112,6 +113,11 @@ def finish_function(lower) -> None:
     that the kernel's own shared arrays are all known (one declared after the last
     cooperative call can tip the kernel into dynamic shared memory, or be a dynamic array
     that the backing would overlap).  Errors name the kernel's ``def`` line."""
+    from .types import ThreadDataType
+
+    # numba-cuda unpacks an array with a run-time length check a kernel cannot report.
+    check_payload_unpacking(lower.func_ir, lower.fndesc.typemap, ir=C.ir, payload_type=ThreadDataType,
+                            unpacks_arrays=True)
     scratch = getattr(lower.module, _STATE_ATTR, None)
     if scratch is None or not scratch.regions:
         return

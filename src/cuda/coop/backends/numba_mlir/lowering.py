@@ -30,6 +30,7 @@ from ...ops._prelude import PRELUDE_HEADERS
 from ...ops._launch_rules import CLUSTER_MIN_CC
 from ...ops._validate import require_launch_block
 from .._final_link import COOP_LINK_PREFIX, note_provider_ltoir
+from .._unpacking import check_payload_unpacking
 from .._planning import flatten_results
 from . import _compat as C
 from .callbacks import resolve_callbacks
@@ -75,6 +76,8 @@ class KernelState:
     """What the first cooperative call in a kernel decided for all of them."""
 
     def __init__(self, lower):
+        check_payload_unpacking(lower.func_ir, lower.fndesc.typemap, ir=C.ir, payload_type=ThreadDataType,
+                                unpacks_arrays=False)
         self.calls: dict[str, _Call] = {}
         self.reservations: dict[str, _Reservation] = {}
         self.positions: dict[str, tuple] = {}  # call target -> (IR block label, index in block)

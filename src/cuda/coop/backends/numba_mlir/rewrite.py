@@ -90,6 +90,8 @@ class TagCoopCallSites(Rewrite):
         self.todo = []
         self.prefix = {}  # id(inst) -> assignments to insert before it
         operands = None
+        fname = getattr(getattr(func_ir, "func_id", None), "func_qualname", "?")
+        _CHECKS.check_constant_indexes(func_ir, block, fname)
         for inst in block.body:
             if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
                     and inst.value.op == "call"):
@@ -98,6 +100,7 @@ class TagCoopCallSites(Rewrite):
             if any(name == "_coop_site" for name, _ in expr.kws):
                 continue
             callee = _resolve_value(func_ir, expr.func)
+            _CHECKS.reject_host_constructors(func_ir, inst, callee, fname)
             if isinstance(getattr(callee, "__self__", None), TempStorage):
                 _CHECKS.reject_reservation(func_ir, inst)
             if _is_coop_callee(callee) or _ANALYSIS.is_coop_method_call(func_ir, expr):
