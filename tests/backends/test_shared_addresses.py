@@ -20,6 +20,8 @@ from ..compiler import compile_cubin, cuda, require
 require()
 
 from cuda import coop  # noqa: E402
+from ..kernelgen import module_from_source  # noqa: E402
+from ..ops.radix_kernels import TILE_SORT  # noqa: E402
 from cuda.coop.core import shared_addresses  # noqa: E402
 from cuda.coop.core.toolchain import nvrtc_architectures  # noqa: E402
 
@@ -37,21 +39,10 @@ def fresh_links(isolated_cache, monkeypatch):
     monkeypatch.delenv("CUDA_COOP_SHARED_ADDRESS_BITS", raising=False)
 
 
-def _sort_kernel():
-    @cuda.jit
-    def sort_tiles(source, destination, items_per_thread):
-        block = coop.this_block()
-        keys = coop.ThreadData(items_per_thread)
-        offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
-        coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
-        out = coop.radix_sort_keys(block, keys, blocked_to_striped=True)
-        coop.store(block, destination, out, offset=offset, algorithm="striped")
-    return sort_tiles
-
-
 def _sort_binary():
     keys = np.zeros(2048, np.uint32)
-    return compile_cubin(_sort_kernel(), [keys, keys, 16], cc=(9, 0), block=128)
+    kernel = module_from_source(TILE_SORT.format(decorator="")).kernel
+    return compile_cubin(kernel, [keys, keys, 16], cc=(9, 0), block=128)
 
 
 def test_a_coop_kernel_addresses_shared_memory_with_32_bits(fresh_links):

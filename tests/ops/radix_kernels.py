@@ -14,6 +14,21 @@ from .merge_sort_kernels import _scalar, gpu_launch, oob_text, other_value_dtype
 ITEMS = [1, 4, 7]
 BLOCK = 128
 
+# The benchmark's sort (benchmarks/bench_radix_sort.py, keys_striped): a tile loaded through a
+# warp transpose, sorted, stored striped.  ``{decorator}``: the jit's arguments, e.g.
+# "(launch_bounds=(128, 8))" or "".  Its register count on sm_90 is what
+# tests/ops/test_radix_compile.py and tests/backends/test_shared_addresses.py check.
+TILE_SORT = """
+@cuda.jit{decorator}
+def kernel(source, destination, items_per_thread):
+    block = coop.this_block()
+    keys = coop.ThreadData(items_per_thread)
+    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
+    coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
+    out = coop.radix_sort_keys(block, keys, blocked_to_striped=True)
+    coop.store(block, destination, out, offset=offset, algorithm="striped")
+"""
+
 
 def static_bits(dtype):
     """A compile-time bit range that is neither empty nor the whole key."""

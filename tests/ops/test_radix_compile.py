@@ -12,7 +12,7 @@ import pytest
 
 from ..kernelgen import module_from_source
 from .merge_sort_kernels import DTYPES, other_value_dtype
-from .radix_kernels import ITEMS, prefix_items, radix_kernel
+from .radix_kernels import ITEMS, TILE_SORT, prefix_items, radix_kernel
 from .cubin_checks import assert_inlined, compile_cubin, numba_types
 
 pytestmark = pytest.mark.compile
@@ -154,26 +154,14 @@ def test_explicit_temp_storage_shared_by_sorting_calls():
     assert len(regions) == 1, regions  # one region, as large as the largest need
 
 
-LAUNCH_BOUNDED_SORT = """
-@cuda.jit{decorator}
-def kernel(source, destination, items_per_thread):
-    block = coop.this_block()
-    keys = coop.ThreadData(items_per_thread)
-    offset = cuda.blockIdx.x * cuda.blockDim.x * items_per_thread
-    coop.load(block, source, keys, offset=offset, algorithm="warp_transpose")
-    out = coop.radix_sort_keys(block, keys, blocked_to_striped=True)
-    coop.store(block, destination, out, offset=offset, algorithm="striped")
-"""
-
-
 def test_compile_cubin_keeps_the_decorators_launch_bounds():
     """``@cuda.jit(launch_bounds=(128, 8))`` caps the registers of a 128 x 16 radix sort (72
     without it on sm_90, with 32-bit shared addresses) so that eight blocks fit an SM, in
     ``compile_cubin`` as at launch."""
     types = numba_types()
     argtypes = (types.uint32[::1], types.uint32[::1], 16)
-    free = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="")).kernel, argtypes, block=128)
-    bounded = compile_cubin(module_from_source(LAUNCH_BOUNDED_SORT.format(decorator="(launch_bounds=(128, 8))")).kernel,
+    free = compile_cubin(module_from_source(TILE_SORT.format(decorator="")).kernel, argtypes, block=128)
+    bounded = compile_cubin(module_from_source(TILE_SORT.format(decorator="(launch_bounds=(128, 8))")).kernel,
                             argtypes, block=128)
     assert free.registers > 64, free.summary()
     assert bounded.registers <= 65536 // (8 * 128), bounded.summary()
