@@ -179,6 +179,24 @@ r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=running_total)
                  "construct it outside the kernel", "prefix_op=running", at="running_total = ")
 
 
+def test_a_functor_class_passed_directly_as_prefix_op():
+    """NVIDIA's class form of a prefix callback goes through coop.StatefulFunction; the class
+    itself was numba's "Untyped global name"."""
+    expect_error(body("""
+state = coop.ThreadData(1, dtype=np.int64)
+state[0] = 0
+r = coop.exclusive_sum(coop.this_block(), items, state, prefix_op=RunningTotal)
+"""), coop.InvalidArgumentTypeError, "prefix_op=RunningTotal is the class RunningTotal itself",
+                 "coop.StatefulFunction(RunningTotal, state_dtype)", at="prefix_op=RunningTotal",
+                 module_code="""
+class RunningTotal:
+    def __call__(self, block_aggregate):
+        old = self[0]
+        self[0] = old + block_aggregate
+        return old
+""")
+
+
 def test_stateful_function_state_of_another_dtype():
     expect_error(body("""
 state = coop.ThreadData(1, dtype=np.int32)

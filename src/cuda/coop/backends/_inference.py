@@ -615,6 +615,15 @@ class CallSiteChecks:
         for label, var in [(None, v) for v in expr.args] + list(expr.kws):
             d = a.definition(func_ir, a.root(func_ir, var))
             value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
+            if isinstance(value, type) and "__call__" in vars(value):
+                # A functor class itself: numba cannot type a class object ("Untyped global name").
+                where = f"{label}={d.name}" if label else f"operand {d.name}"
+                raise_at(InvalidArgumentTypeError(
+                    f"coop.{name}(): {where} is the class {value.__name__} itself; a class with __call__ is a "
+                    f"prefix callback only inside coop.StatefulFunction: build it outside the kernel, "
+                    f"running = coop.StatefulFunction({value.__name__}, state_dtype), and pass prefix_op=running "
+                    "(any other operator is a @cuda.jit(device=True) function)"
+                ), getattr(loc, "filename", None), getattr(loc, "line", None), fname)
             if not isinstance(value, (TempStorage, ThreadData)):
                 continue
             kind = type(value).__name__
