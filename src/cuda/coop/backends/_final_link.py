@@ -36,9 +36,9 @@ __all__ = ["install_on", "final_complete", "laid_out_linked_ptx", "with_shared_a
 COOP_LINK_PREFIX = "cuda_coop_"
 
 # The providers' LTO-IR this process linked, by length, each with whether one of its
-# providers is of a family that prefers 32-bit shared addresses.  A link holding one of them is a kernel that calls
-# cuda.coop; its input names cannot tell (numba-cuda-mlir re-adds every input without its
-# name when it puts the kernel's LTO-IR first).
+# providers is of a family that prefers 32-bit shared addresses.  A link holding one of
+# them is a kernel that calls cuda.coop; its input names cannot tell (numba-cuda-mlir
+# re-adds every input without its name when it puts the kernel's LTO-IR first).
 _provider_ltoir: dict[int, list] = {}
 
 
@@ -58,10 +58,11 @@ def link_key(inputs, options) -> str:
 
     The inputs up to the kernel (the shared-address layout module, then the kernel:
     nvJitLink takes the first one's data layout and resolves symbols against the kernel
-    first) keep their places; the others count as a set, in digest order.  Classic numba-cuda keeps a kernel's
-    link items in a set, so two processes add the same providers in different orders; the
-    providers define disjoint ``extern "C"`` symbols, and what they share (CUB's inline
-    functions, from one CCCL) is the same code whichever copy the link keeps."""
+    first) keep their places; the others count as a set, in digest order.  Classic
+    numba-cuda keeps a kernel's link items in a set, so two processes add the same providers
+    in different orders; the providers define disjoint ``extern "C"`` symbols, and what they
+    share (CUB's inline functions, from one CCCL) is the same code whichever copy the link
+    keeps."""
     import cuda.core
 
     from .. import __version__
