@@ -28,7 +28,9 @@ def test_report_names_toolchain_cache_environment_and_gpu(tmp_path):
     text = out.stdout
     for needle in ("cuda-coop 0.1.0", "backend: numba-cuda-mlir 0.", "NVRTC 1", "nvJitLink 1", "CCCL ",
                    "found via", "CUDA headers 1", f"provider cache: {cache}", "0 entries", "of 64.0 MB",
-                   "CUDA_COOP_CACHE_MAX_MB=64", "GPU"):
+                   "CUDA_COOP_CACHE_MAX_MB=64", "GPU",
+                   "shared-memory addresses (sm_90): 32-bit, as nvcc (CUDA_COOP_SHARED_ADDRESS_BITS=auto) in "
+                   "radix sort and TopK kernels, 64-bit (CUDA_COOP_SHARED_ADDRESS_BITS=auto) in others"):
         assert needle in text, f"{needle!r} missing from:\n{text}"
 
     out = _run("--json", CUDA_COOP_CACHE_DIR=str(cache))
@@ -38,6 +40,7 @@ def test_report_names_toolchain_cache_environment_and_gpu(tmp_path):
     assert info["environment"] == {"CUDA_COOP_CACHE_DIR": str(cache)}
     assert info["cache"]["entries"] == 0 and info["cache"]["limit_bytes"] == 512 * 2**20
     assert info["toolchain"]["cccl"]["found_via"]
+    assert info["toolchain"]["shared_addresses"]["other_kernels"].startswith("64-bit")
     assert info["gpu"]["devices"] or info["gpu"]["reason"]
 
 

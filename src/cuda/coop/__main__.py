@@ -53,7 +53,16 @@ def _toolchain() -> dict:
         "cccl": {"version": t.cccl_version_str, "include_dirs": list(t.cccl_include_dirs),
                  "found_via": t.cccl_found_via},
         "cuda_headers": {"version": dotted(map(str, t.cudart_version)), "path": t.cuda_include_dir},
+        "shared_addresses": _shared_addresses(),
     }
+
+
+def _shared_addresses() -> dict:
+    """How linked kernels address shared memory (core/shared_addresses.py), for sm_90: the
+    families that ask for 32-bit addresses, and the others."""
+    from .core.shared_addresses import status
+
+    return {"radix_sort_and_topk": status(True), "other_kernels": status(False)}
 
 
 def _cache() -> dict:
@@ -148,7 +157,9 @@ def render(info: dict) -> str:
                   f"nvJitLink {t['nvjitlink']['version']}: {t['nvjitlink']['path']}",
                   (f"CCCL {t['cccl']['version']}: {', '.join(t['cccl']['include_dirs'])} "
                    f"(found via {t['cccl']['found_via']})"),
-                  f"CUDA headers {t['cuda_headers']['version']}: {t['cuda_headers']['path']}"]
+                  f"CUDA headers {t['cuda_headers']['version']}: {t['cuda_headers']['path']}",
+                  (f"shared-memory addresses (sm_90): {t['shared_addresses']['radix_sort_and_topk']} in radix "
+                   f"sort and TopK kernels, {t['shared_addresses']['other_kernels']} in others")]
     c = info["cache"]
     limit = "no limit" if c["limit_bytes"] is None else _mb(c["limit_bytes"])
     lines.append(f"provider cache: {c['directory']} ({'on' if c['enabled'] else 'off'}): "

@@ -615,9 +615,11 @@ class CallSiteChecks:
         for label, var in [(None, v) for v in expr.args] + list(expr.kws):
             d = a.definition(func_ir, a.root(func_ir, var))
             value = getattr(d, "value", None) if isinstance(d, (ir.Global, ir.FreeVar)) else None
+            if value is None:
+                continue
+            where = f"{label}={d.name}" if label else f"operand {d.name}"  # d: the Global or FreeVar
             if isinstance(value, type) and "__call__" in vars(value):
                 # A functor class itself: numba cannot type a class object ("Untyped global name").
-                where = f"{label}={d.name}" if label else f"operand {d.name}"
                 raise_at(InvalidArgumentTypeError(
                     f"coop.{name}(): {where} is the class {value.__name__} itself; a class with __call__ is a "
                     f"prefix callback only inside coop.StatefulFunction: build it outside the kernel, "
@@ -627,7 +629,6 @@ class CallSiteChecks:
             if not isinstance(value, (TempStorage, ThreadData)):
                 continue
             kind = type(value).__name__
-            where = f"{label}={d.name}" if label else f"operand {d.name}"
             exc_type = TempStorageError if kind == "TempStorage" else InvalidArgumentTypeError
             raise_at(exc_type(
                 f"coop.{name}(): {where} is a coop.{kind} created outside the kernel (a module global or "
