@@ -73,6 +73,65 @@ def test_a_failed_installation_is_raised_again_not_redone():
     assert backend.installs == 1 and not backend.is_ready
 
 
+def test_ready_elsewhere_leaves_a_failure_to_the_compile_that_needs_the_backend():
+    # The helper thread of the first cooperative definition (backends/_first_compile.py)
+    # must not make a failure there the one every later compile raises.
+    def install(backend):
+        if backend.installs == 1:
+            raise RuntimeError("failed on the helper thread")
+
+    backend = _Backend(install)
+    backend.ready_elsewhere()
+    assert not backend.is_ready
+    backend.ready()
+    assert backend.is_ready and backend.installs == 2
+
+
+class _LockedBackend(_Backend):
+    """A backend whose installation takes the compiler's compile lock, as a registry refresh may."""
+
+    def __init__(self, install, compile_lock):
+        super().__init__(install)
+        self.compile_lock = compile_lock
+
+    def _compile_lock(self):
+        return self.compile_lock
+
+
+def test_ready_takes_the_compile_lock_first_so_a_compile_and_a_typeof_cannot_deadlock():
+    # One thread compiles (holds the compile lock, then meets ready() in its rewrite); the
+    # other meets ready() in typeof, without the lock.  With _ready_lock taken first, the
+    # second would hold it while waiting for the compile lock the first holds.
+    compile_lock = threading.RLock()
+    compiling, typeof_waits = threading.Event(), threading.Event()
+
+    def install(backend):
+        with compile_lock:
+            pass
+
+    backend = _LockedBackend(install, compile_lock)
+
+    def compile_then_ready():
+        with compile_lock:
+            compiling.set()
+            typeof_waits.wait(5)
+            backend.ready()
+
+    def typeof_ready():
+        compiling.wait(5)
+        typeof_waits.set()
+        backend.ready()
+
+    threads = [threading.Thread(target=compile_then_ready, daemon=True),
+               threading.Thread(target=typeof_ready, daemon=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads), "ready() deadlocked between a compile and a typeof"
+    assert backend.is_ready and backend.installs == 1
+
+
 def _fake_module(tmp_path, monkeypatch, name):
     (tmp_path / f"{name}.py").write_text("VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -199,6 +199,29 @@ GROUPS = (coop.this_warp,)
 def k(src, dst):
     dst[0] = GROUPS[0]().count("block")
 """ + _CHECK_KERNEL,
+    # The first cooperative definition makes the backend ready on a helper thread, before
+    # any compile (backends/_first_compile.py); a definition without cuda.coop does not.
+    "defined": """
+from numba_cuda_mlir import cuda
+from cuda import coop
+from cuda.coop.backends import _first_compile
+
+@cuda.jit
+def plain(src, dst):
+    dst[0] = src[0]
+
+print("PLAIN_DEFINED", backend().is_ready, len(_first_compile._definition_probe))
+
+@cuda.jit
+def k(src, dst):
+    items = coop.ThreadData(4, dtype=np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+_first_compile._definition_probe[0].join()
+print("DEFINED", backend().is_ready, loaded(("cuda.coop.backends.numba_mlir.typing",)), families())
+from cuda.coop.numba_mlir import compile_cubin
+""" + _CHECK_KERNEL,
     # The first use is through a namedtuple of operations (the rewrite follows its attributes).
     "namedtuple": """
 import collections
@@ -238,7 +261,7 @@ def _run_all(scripts: dict, extra_env=None) -> dict:
 # reduce); cuda.coop.numba_mlir imports none by itself.
 _FAMILIES = {"bare": ["load_store", "reduce"], "user": ["load_store"], "reverse": ["load_store"],
              "helper": ["load_store", "reduce", "scan"], "qualified": ["load_store"], "explicit": [],
-             "namedtuple": ["load_store"]}
+             "namedtuple": ["load_store"], "defined": ["load_store"]}
 
 
 def test_registration_defers_and_each_way_to_coop_compiles():
@@ -256,6 +279,10 @@ def test_registration_defers_and_each_way_to_coop_compiles():
     for name in ("qualified", "explicit"):
         assert results[name]["READY"] == "False", name
     assert bare["FIRST_USE_TYPEOFS"] == "[]", bare["FIRST_USE_TYPEOFS"]
+    assert results["defined"]["PLAIN_DEFINED"] == "False 0", results["defined"]["PLAIN_DEFINED"]
+    # Ready before any compile, with no family imported yet (the kernel's calls import theirs).
+    assert results["defined"]["DEFINED"] == "True ['cuda.coop.backends.numba_mlir.typing'] []", results["defined"]
+
     for name, out in results.items():
         assert out["COMPILED"] == "True 0 True", f"{name}: {out}"
         assert out["LOADED"] == "True []", f"{name}: {out['LOADED']}"
@@ -289,3 +316,19 @@ def test_the_rewrite_reads_no_attribute_of_a_users_object():
     assert not refers_to_coop(C.ir, C.run_frontend(plain))
     assert refers_to_coop(C.ir, C.run_frontend(cooperative))
     assert reads == []
+
+
+@pytest.mark.parametrize("package", ["numba_mlir", "numba_cuda"])
+def test_each_backend_orders_ready_after_its_compilers_compile_lock(package):
+    import importlib
+
+    # The compiler's own lock, imported from the compiler first (its import registers the backend).
+    lock_module = {"numba_mlir": "numba_cuda_mlir.numba_cuda.core.compiler_lock",
+                   "numba_cuda": "numba.cuda.core.compiler_lock"}[package]
+    try:
+        lock = importlib.import_module(lock_module).global_compiler_lock
+    except ImportError as exc:
+        pytest.skip(f"{lock_module} is not importable here: {exc!r}")
+    backend_class = {"numba_mlir": "NumbaMlirBackend", "numba_cuda": "NumbaCudaBackend"}[package]
+    backend = getattr(importlib.import_module(f"cuda.coop.backends.{package}"), backend_class)
+    assert backend._compile_lock(object.__new__(backend)) is lock

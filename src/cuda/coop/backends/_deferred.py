@@ -27,6 +27,7 @@ compiles only such kernels never pays for it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import types
 
@@ -101,10 +102,20 @@ class DeferredActivation:
     def is_ready(self) -> bool:
         return self._ready
 
+    def _compile_lock(self):
+        """The compiler's compile lock (each backend's), taken before ``_ready_lock``.
+
+        Compiles meet ``ready()`` holding the compile lock (the rewrite), and the
+        installation may take it itself (a registry refresh); typeof and a helper
+        thread (``ready_elsewhere``) call ``ready()`` without it.  Taking it first
+        everywhere gives one lock order, so no two threads can each hold the lock the
+        other waits for."""
+        return contextlib.nullcontext()
+
     def ready(self) -> None:
         if self._ready:
             return
-        with self._ready_lock:
+        with self._compile_lock(), self._ready_lock:
             if self._ready or self._activating:
                 return
             if self._failure is not None:
@@ -118,6 +129,16 @@ class DeferredActivation:
                 raise
             finally:
                 self._activating = False
+
+    def ready_elsewhere(self) -> None:
+        """``ready()`` on a helper thread (backends/_first_compile.py), ahead of the compile
+        that needs it.  A failure is not kept: that compile runs ``ready()`` again and
+        reports what goes wrong on its own thread, at the user's kernel."""
+        try:
+            self.ready()
+        except Exception:  # noqa: BLE001 - the compile reports it
+            with self._ready_lock:
+                self._failure = None
 
     def _install(self):  # pragma: no cover - each backend's
         raise NotImplementedError
@@ -137,7 +158,7 @@ class DeferredActivation:
         op_spec = spec_of(stub)
         if op_spec is None:
             raise KeyError(stub)
-        with self._ready_lock:
+        with self._compile_lock(), self._ready_lock:
             ty = self._function_types.get(stub)
             if ty is None:
                 ty = self._install_operation(op_spec)

@@ -1,4 +1,5 @@
-"""A process's first kernel compile: start NVRTC's precompiled header in the background.
+"""A process's first kernel compile: prepare for it in the background (NVRTC's precompiled
+header, the backend's installation).
 
 Each backend calls ``before_first_compile`` where it sees a compile coming before its
 compiler has initialized (0.5-2 s of typing and target contexts that cuda-coop's NVRTC
@@ -15,7 +16,9 @@ Earliest is the definition of the process's first kernel or device function that
 cuda.coop (``install_on_definition``: ``@cuda.jit`` at a module's import), before the
 program creates its arrays and with them the context.  The architecture comes from NVML
 there, in a thread (``visible_compute_capability``): initializing CUDA's driver instead
-would break CUDA in a child the program forks later, which NVML does not.
+would break CUDA in a child the program forks later, which NVML does not.  That thread
+first makes the compiler's cuda.coop backend ready (its typing and lowerings), work the
+first cooperative compile would otherwise do before its own.
 """
 
 from __future__ import annotations
@@ -128,29 +131,45 @@ def visible_compute_capability():
 _definition_probe: list = []  # the thread, once a cooperative definition started one
 
 
-def at_definition(pyfunc) -> bool:
+def at_definition(pyfunc, backend_name: str | None = None) -> bool:
     """``pyfunc`` was just defined as a kernel or device function.  The first one of the
-    process that refers to cuda.coop starts a thread that asks ``visible_compute_capability``
-    for the GPUs' compute capability and goes on as ``at_first_context``.  True when it
-    started the thread; the main thread pays only the look at ``pyfunc``'s names."""
-    if _asked or _definition_probe:
+    process that refers to cuda.coop starts a thread that
+
+    1. makes the ``backend_name`` backend ready (``DeferredActivation.ready_elsewhere``):
+       its typing, lowerings and the families' modules, 25-40 ms that the kernel's first
+       compile would otherwise spend before its own work.  A program defines its kernels,
+       then creates its arrays and with them the CUDA context, in the driver, without
+       Python's lock, so the installation is done by the first launch;
+    2. asks ``visible_compute_capability`` for the GPUs' compute capability and goes on as
+       ``at_first_context`` (where the PCH may start early).
+
+    True when it started the thread; the main thread pays only the look at ``pyfunc``'s names."""
+    if _definition_probe:
         return False
     from ..core.pch import pch
     from ._launch_checks import function_refers_to_coop
 
-    if not pch.may_start_early() or not function_refers_to_coop(pyfunc):
+    probe_gpu = not _asked and pch.may_start_early()
+    if not (probe_gpu or backend_name) or not function_refers_to_coop(pyfunc):
         return False
 
     def probe():
-        cc = visible_compute_capability()
-        if cc is not None:
-            at_first_context(cc, reason="first cooperative kernel defined")
+        if backend_name:
+            from .._registration import active_backends
 
-    thread = threading.Thread(target=probe, name="cuda-coop-gpu-probe", daemon=False)
+            backend = active_backends().get(backend_name)
+            if backend is not None:
+                backend.ready_elsewhere()
+        if probe_gpu:
+            cc = visible_compute_capability()
+            if cc is not None:
+                at_first_context(cc, reason="first cooperative kernel defined")
+
+    thread = threading.Thread(target=probe, name="cuda-coop-first-definition", daemon=False)
     _definition_probe.append(thread)
     if hasattr(os, "register_at_fork"):
-        # The probe imports modules and holds NVML: a child forked meanwhile must not
-        # inherit an import lock or NVML state held by a thread it does not have.
+        # The thread imports modules and holds the compile lock, then NVML: a child forked
+        # meanwhile must not inherit a lock or NVML state held by a thread it does not have.
         os.register_at_fork(before=thread.join)
     thread.start()
     return True
@@ -194,16 +213,17 @@ def install_on_device(device_class) -> None:
     _wrap_once(device_class, "get_primary_context", make_wrapper)
 
 
-def install_on_definition(dispatcher_class) -> None:
+def install_on_definition(dispatcher_class, backend_name: str) -> None:
     """Wrap ``dispatcher_class.__init__`` (each compiler's kernel dispatcher, which
-    ``@cuda.jit`` creates) to call ``at_definition`` with the Python function, until the
-    process's first cooperative definition.  The backends hand in their own class."""
+    ``@cuda.jit`` creates) to call ``at_definition`` with the Python function and the
+    backend of that compiler, until the process's first cooperative definition.  The
+    backends hand in their own class and name."""
 
     def make_wrapper(original):
         def __init__(self, py_func, *args, **kwargs):
             original(self, py_func, *args, **kwargs)
             try:
-                at_definition(py_func)
+                at_definition(py_func, backend_name)
             except Exception:  # noqa: BLE001 - never in the way of a definition
                 pass
 

@@ -24,6 +24,11 @@ class NumbaCudaBackend(DeferredActivation):
     name = "numba-cuda"
     package = __name__  # its whole UPSTREAM is checked at registration: ``import numba.cuda`` loaded it
 
+    def _compile_lock(self):
+        from . import _compat as C
+
+        return C.global_compiler_lock
+
     def _install(self):
         from . import _compat as C
 

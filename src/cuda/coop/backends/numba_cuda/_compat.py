@@ -94,6 +94,8 @@ from numba.cuda.cudadrv.devicearray import DeviceNDArray  # noqa: E402
 from numba.cuda.core import ir  # noqa: E402
 # Call-site rewrites (payload dtype inference) and the untyped IR of device helpers they read.
 from numba.cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
+# The compiler's one compile lock: the backend's installation takes it first (_deferred.py).
+from numba.cuda.core.compiler_lock import global_compiler_lock  # noqa: E402
 from numba.cuda.compiler import run_frontend  # noqa: E402
 # Renames the uses of a variable in a rewrite (a coop.load result read as a payload).
 from numba.cuda.core.ir_utils import replace_vars_stmt  # noqa: E402

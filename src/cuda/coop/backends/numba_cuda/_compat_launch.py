@@ -237,9 +237,9 @@ def install_context_hook() -> None:
 
 
 def install_definition_hook() -> None:
-    """The process's first kernel that refers to cuda.coop may start NVRTC's precompiled
-    header at its definition (backends/_first_compile.py): ``@cuda.jit`` creates a
-    ``CUDADispatcher``, with no hook."""
+    """The process's first kernel that refers to cuda.coop makes the backend ready, and may
+    start NVRTC's precompiled header, at its definition (backends/_first_compile.py):
+    ``@cuda.jit`` creates a ``CUDADispatcher``, with no hook."""
     from .._first_compile import install_on_definition
 
-    install_on_definition(CUDADispatcher)
+    install_on_definition(CUDADispatcher, "numba-cuda")

@@ -38,6 +38,8 @@ UPSTREAM = (
     UpstreamName("numba.cuda.core", MODULE, ("ir",), "no public Numba IR"),
     UpstreamName("numba.cuda.core.rewrites", MODULE, ("Rewrite", "register_rewrite"),
                  "no public hook for call-site rewrites before and after type inference"),
+    UpstreamName("numba.cuda.core.compiler_lock", MODULE, ("global_compiler_lock",),
+                 "no public compile lock to order the backend's installation with compiles on other threads"),
     UpstreamName("numba.cuda.compiler", MODULE, ("run_frontend",), "no public way to read a device helper's IR"),
     UpstreamName("numba.cuda.core.ir_utils", MODULE, ("replace_vars_stmt",), "no public IR utilities for rewrites"),
     UpstreamName("numba.cuda.core.errors", MODULE, ("ForceLiteralArg",),

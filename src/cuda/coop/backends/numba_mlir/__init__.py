@@ -27,6 +27,11 @@ class NumbaMlirBackend(DeferredActivation):
     # checks descriptor's names, ready() all of them.
     check_loaded_names_only = True
 
+    def _compile_lock(self):
+        from . import _compat as C
+
+        return C.global_compiler_lock
+
     def _install(self):
         from . import _compat as C
 

@@ -46,6 +46,8 @@ from numba_cuda_mlir.numba_cuda import types  # noqa: E402
 from numba_cuda_mlir.numba_cuda.core import errors as _errors  # noqa: E402
 from numba_cuda_mlir.numba_cuda.core import ir  # noqa: E402
 from numba_cuda_mlir.numba_cuda.core.rewrites import Rewrite, register_rewrite  # noqa: E402
+# The compiler's one compile lock: the backend's installation takes it first (_deferred.py).
+from numba_cuda_mlir.numba_cuda.core.compiler_lock import global_compiler_lock  # noqa: E402
 # The untyped IR of a device helper's Python function: the rewrite reads how a helper uses
 # a ThreadData it is passed (a coop.load into it) to type the caller's payload.
 from numba_cuda_mlir.numba_cuda.compiler import run_frontend  # noqa: E402

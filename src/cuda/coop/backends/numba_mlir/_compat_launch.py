@@ -509,12 +509,12 @@ def install_context_hook() -> None:
 
 
 def install_definition_hook() -> None:
-    """The process's first kernel that refers to cuda.coop may start NVRTC's precompiled
-    header at its definition (backends/_first_compile.py): ``@cuda.jit`` creates an
-    ``MLIRDispatcher``, with no hook."""
+    """The process's first kernel that refers to cuda.coop makes the backend ready, and may
+    start NVRTC's precompiled header, at its definition (backends/_first_compile.py):
+    ``@cuda.jit`` creates an ``MLIRDispatcher``, with no hook."""
     from numba_cuda_mlir import descriptor
 
     from .._first_compile import install_on_definition
 
     check_upstream_names(modules=(descriptor.__name__,))
-    install_on_definition(descriptor.MLIRDispatcher)
+    install_on_definition(descriptor.MLIRDispatcher, "numba-cuda-mlir")

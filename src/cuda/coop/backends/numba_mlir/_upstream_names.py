@@ -36,6 +36,8 @@ UPSTREAM = (
                  "the vendored Numba IR and errors have no public path"),
     UpstreamName("numba_cuda_mlir.numba_cuda.core.rewrites", MODULE, ("Rewrite", "register_rewrite"),
                  "no public hook for call-site rewrites before and after type inference"),
+    UpstreamName("numba_cuda_mlir.numba_cuda.core.compiler_lock", MODULE, ("global_compiler_lock",),
+                 "no public compile lock to order the backend's installation with compiles on other threads"),
     UpstreamName("numba_cuda_mlir.numba_cuda.compiler", MODULE, ("run_frontend",),
                  "no public way to read a device helper's untyped IR"),
     UpstreamName("numba_cuda_mlir.numba_cuda.core.ir_utils", MODULE, ("replace_vars_stmt",),
