@@ -5,7 +5,9 @@
 Tile cases load a blocked tile, shift it by one position (``mode="up"``/``"down"``)
 and store it; scalar cases move one value per thread (``"offset"``, ``"rotate"``), indexed
 by a signed thread index and by an unsigned one (``*_unsigned_index``), as the C++ twin's
-``size_t``.
+``size_t``.  ``copy`` and ``copy_unsigned_index`` are the scalar kernels without the
+shuffle and without cuda.coop: what numba-cuda-mlir's indexing costs against the C++ copy,
+the floor of the scalar cases' ratios.
 Each runs as (1) a cuda.coop kernel (numba-cuda-mlir), (2) the same kernel in
 CUDA C++ with CUB's BlockShuffle built by nvcc and (3) that C++ built by NVRTC.
 ``up_by_runtime_distance`` (the staged-tile shift that CUB has no counterpart for)
@@ -46,6 +48,12 @@ __global__ void shift(const int* in, int* out) {
   cub::StoreDirectBlocked(threadIdx.x, out + base, b);
 }
 
+// The scalar kernels without the shuffle: what indexing one item per thread costs each compiler.
+__global__ void copy(const int* in, int* out) {
+  const size_t i = size_t(blockIdx.x) * BT + threadIdx.x;
+  out[i] = in[i];
+}
+
 template <bool ROTATE>
 __global__ void scalar(const int* in, int* out) {
   __shared__ typename Shuffle::TempStorage storage;
@@ -73,6 +81,7 @@ int main() {
   printf(", \"down\": %f", bench(shift<false>, in, out, n, TILE));
   printf(", \"offset\": %f", bench(scalar<false>, in, out, n, BT));
   printf(", \"rotate\": %f", bench(scalar<true>, in, out, n, BT));
+  printf(", \"copy\": %f", bench(copy, in, out, n, BT));
   printf("}\n");
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
@@ -114,6 +123,18 @@ def scalar(mode):
     return kernel
 
 
+@cuda.jit
+def copy(source, destination, distance, items_per_thread):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    destination[i] = source[i]
+
+
+@cuda.jit
+def copy_unsigned_index(source, destination, distance, items_per_thread):
+    i = np.uint64(cuda.grid(1))
+    destination[i] = source[i]
+
+
 def scalar_unsigned_index(mode):
     # A signed index makes every array access check for a negative index and wrap it around
     # (Python's a[-1]); an unsigned one, like the C++ twin's size_t, skips that.
@@ -133,6 +154,9 @@ CASES = {
     "rotate": (("scalar", "rotate"), "scalar<true>"),
     "offset_unsigned_index": (("scalar_unsigned_index", "offset"), "scalar<false>"),
     "rotate_unsigned_index": (("scalar_unsigned_index", "rotate"), "scalar<true>"),
+    # Controls without cuda.coop: the scalar cases' indexing alone, numba-cuda-mlir against C++.
+    "copy": (("copy",), "copy"),
+    "copy_unsigned_index": (("copy_unsigned_index",), "copy"),
 }
 TILE_CASES = ("up", "down", "up_by_runtime_distance")
 
@@ -150,6 +174,8 @@ def check(name: str, per_block: int, count: int):
             expected = np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
         elif name == "down":
             expected = np.concatenate([tiles[:, 1:], tiles[:, -1:]], axis=1)
+        elif name.startswith("copy"):
+            expected = tiles
         else:
             expected = np.roll(tiles, -1, axis=1)
             if name.startswith("offset"):

@@ -12,6 +12,10 @@ Each case launches a small copy kernel (one block, 4 items per thread, device ar
 - ``coop_1d``   / ``coop_3d``: ``ThreadData(4)``, ``coop.load``/``coop.store`` (striped)
 - ``coop_ipt_arg``: the same with ``items_per_thread`` a kernel argument (specialized per value)
 - ``plain_ipt_arg``: the plain copy taking the same extra integer argument
+- ``native_launcher``: numba-cuda-mlir's native launcher that ``coop_1d``'s repeat launches
+  end in, called directly with the arguments it receives there (numba-cuda-mlir only): the
+  floor of a launch from Python with this compiler; ``coop_1d`` minus it is what
+  cuda.coop's fast path costs
 
 ``--profile N`` also runs N launches of each case under cProfile (``--profile-cases``, default
 ``coop_1d plain_1d coop_ipt_arg``) and prints where the host time goes.
@@ -92,6 +96,24 @@ def cases(ns, src, dst):
     }
 
 
+def native_launcher(kernel, src, dst):
+    """``kernel[1, THREADS_1D]``'s remembered native launcher, called as cuda.coop's fast
+    path calls it (backends/numba_mlir/_compat_launch.py), or None when no launch was
+    remembered.  The first launch marks the kernel launch-configuration specialized, so
+    the configuration is taken again after it."""
+    from cuda.coop.backends.numba_mlir._compat_launch import with_array_views
+
+    for _ in range(3):
+        configured = kernel[1, THREADS_1D]
+        configured(src, dst)
+        fast = configured.__dict__.get("_coop_fast") or {}
+        if len(fast) == 1:
+            entry = next(iter(fast.values()))
+            args = tuple(with_array_views((src, dst), entry.array_positions))
+            return lambda: entry.launcher(*args)
+    return None
+
+
 def per_launch_us(launch, launches: int, repeat: int, sync) -> float:
     launch()  # compile and load outside the timing
     sync()
@@ -140,6 +162,13 @@ def main(argv=None) -> dict:
     src = cuda.to_device(np.arange(n, dtype=np.int32))
     dst = cuda.device_array(n, dtype=np.int32)
     launches = cases(ns, src, dst)
+    if args.compiler == "numba-cuda-mlir":
+        floor = native_launcher(ns.coop_1d, src, dst)
+        cuda.synchronize()
+        if floor is None:
+            print("native_launcher: not measured (the fast path remembered no launch of coop_1d)")
+        else:
+            launches["native_launcher"] = floor
     chosen = args.only or list(launches)
     report = {"compiler": args.compiler, "launches": args.launches, "repeat": args.repeat, "us_per_launch": {},
               "meta": current_device_meta(cuda, args.compiler)}
@@ -150,6 +179,9 @@ def main(argv=None) -> dict:
         report["us_per_launch"][name] = us
         print(f"{name:14s} {us:8.2f} us per launch", flush=True)
     per = report["us_per_launch"]
+    if "native_launcher" in per and "coop_1d" in per:
+        report["fast_path_us_1d"] = per["coop_1d"] - per["native_launcher"]
+        print(f"cuda.coop's fast path: {report['fast_path_us_1d']:+.2f} us over the native launcher (1d)")
     for shape in ("1d", "3d", "ipt_arg"):
         if f"coop_{shape}" in per and f"plain_{shape}" in per:
             extra = per[f"coop_{shape}"] - per[f"plain_{shape}"]
