@@ -60,6 +60,16 @@ def test_help(name, capsys):
 
 
 @pytest.mark.unit
+def test_warm_first_compile_help(capsys):
+    import importlib
+
+    module = importlib.import_module("warm_first_compile")
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--help"])
+    assert exc.value.code == 0 and "--base-src" in capsys.readouterr().out
+
+
+@pytest.mark.unit
 def test_json_names():
     import harness
 
