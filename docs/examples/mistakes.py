@@ -38,9 +38,10 @@ def float_payload_int_array(src, dst):
 
 # example-begin literal-dtype
 @cuda.jit
-def float64_literal(src, dst, count):
+def float64_fill(src, dst, count):
     items = coop.ThreadData(4)  # float32, from src
-    coop.load(coop.this_block(), src, items, valid_items=count, oob_default=0.0)
+    fill = src[0] * 0.5  # float32 * Python float: float64 in Numba
+    coop.load(coop.this_block(), src, items, valid_items=count, oob_default=fill)
 # example-end literal-dtype
 
 
@@ -215,7 +216,7 @@ MISTAKES = {
     "computed-items": (computed_items, I32 + (np.int64(4),), {"block": 128}, "NonConstantArgumentError"),
     "unsupported-dtype": (complex_payload, C64, {"block": 128}, "UnsupportedDtypeError"),
     "dtype-mismatch": (float_payload_int_array, I32, {"block": 128}, "DtypeMismatchError"),
-    "literal-dtype": (float64_literal, F32 + (np.int64(1),), {"block": 128}, "DtypeMismatchError"),
+    "literal-dtype": (float64_fill, F32 + (np.int64(1),), {"block": 128}, "DtypeMismatchError"),
     "unknown-algorithm": (misspelled_algorithm, I32, {"block": 128}, "InvalidAlgorithmError"),
     "warp-algorithm": (block_algorithm_on_warp, I32, {"block": 128}, "UnsupportedAlgorithmForGroupError"),
     "oob-without-valid": (oob_without_valid_items, I32, {"block": 128}, "ConflictingArgumentsError"),

@@ -91,7 +91,14 @@ def test_neighbour_item_dtype_must_match():
 
 
 def test_float_literal_neighbour_for_integer_values():
+    # A Python float literal is converted to the values' dtype when it is a whole number in range.
     expect_error('d = coop.discontinuity(coop.this_block(), a, tile_predecessor_item=1.5)\n',
+        coop.InvalidArgumentValueError, "coop.discontinuity()", "tile_predecessor_item=1.5",
+        "not representable in int32")
+
+
+def test_float64_neighbour_for_integer_values():
+    expect_error('d = coop.discontinuity(coop.this_block(), a, tile_predecessor_item=src[0] * 1.5)\n',
         coop.DtypeMismatchError, "coop.discontinuity()", "tile_predecessor_item has dtype float64",
         "int32")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .._errors import CoopError
 from ..core import spec
 from ..core.binding import bind_descriptors
@@ -25,11 +27,18 @@ def _plan_cached(op_name, arg_descs, kw_items):
     return spec_named(op_name).plan(*arg_descs, **dict(kw_items))
 
 
-def plan_call(op_spec, argtys, kwtys, *, describe_type, hidden_keywords=()) -> spec.CallPlan:
-    """The CallPlan of a call with these Numba argument types (memoized)."""
+def plan_call(op_spec, argtys, kwtys, *, describe_type, hidden_keywords=(), float_literals=None) -> spec.CallPlan:
+    """The CallPlan of a call with these Numba argument types (memoized).
+
+    ``float_literals``: keyword -> the Python float the kernel wrote there
+    (backends/_float_literals.py); such a float64 operand is described as that literal."""
     kwtys = {k: v for k, v in kwtys.items() if k not in hidden_keywords}
-    args, kws = bind_descriptors(op_spec, [describe_type(t) for t in argtys],
-                                 {k: describe_type(t) for k, t in kwtys.items()})
+    described = {k: describe_type(t) for k, t in kwtys.items()}
+    for keyword, value in (float_literals or {}).items():
+        d = described.get(keyword)
+        if isinstance(d, spec.ScalarArg) and d.dtype == np.float64 and not d.is_literal:
+            described[keyword] = spec.ScalarArg(d.dtype, value, d.type_name)
+    args, kws = bind_descriptors(op_spec, [describe_type(t) for t in argtys], described)
     try:
         return _plan_cached(op_spec.name, args, tuple(sorted(kws.items())))
     except TypeError as exc:

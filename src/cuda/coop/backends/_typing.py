@@ -32,6 +32,7 @@ from .._payloads import (
 )
 from ..core import spec
 from . import _planning, _reserve
+from ._float_literals import converted_signature_kws
 from ._reserve import RESERVE_KEY
 
 __all__ = ["CompilerGlue", "CompilerTyping", "build", "DTYPE_FROM", "GROUP_BY_KEY", "RESERVE_KEY"]
@@ -64,6 +65,8 @@ class CompilerGlue:
     # ``kws`` -> True for an attempt that must decline (return None, no error): numba-cuda-mlir
     # retries a call with non-literal types after the literal attempt already decided.
     declines: Callable[[dict], bool] = lambda kws: False  # noqa: E731
+    # ``kws`` -> {keyword: the Python float the kernel wrote there} (backends/_float_literals.py)
+    float_literals: Callable[[dict], dict] = lambda kws: {}  # noqa: E731
 
 
 class CompilerTyping(NamedTuple):
@@ -386,7 +389,10 @@ def build(glue: CompilerGlue) -> CompilerTyping:
         """The Numba function type of one operation's stub (made once, by the backend)."""
 
         def type_op(args, kws):
-            plan = plan_call(op_spec, args, kws)
+            literals = glue.float_literals(kws)
+            plan = plan_call(op_spec, args, kws, float_literals=literals)
+            if literals:  # converted at the call: the signature has the operand's dtype
+                kws = converted_signature_kws(plan, kws, literals, coop_types.numba_type_of_dtype)
             return glue.signature(coop_types.result_type(plan.result), args, kws)
 
         return types.Function(call_template(f"Coop_{op_spec.name}_Template", op_spec.stub, type_op))

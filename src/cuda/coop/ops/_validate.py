@@ -318,6 +318,14 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
                     f"{call}: {label}={value!r} is outside the range of {dtype.name} "
                     f"[{info.min}, {info.max}]; pass a value in that range"
                 )
+        elif isinstance(value, float) and np.isfinite(value):
+            largest = _largest_finite(dtype)
+            if largest is not None and abs(value) > largest:
+                # A finite literal that would become infinity: a mistake, never an intent.
+                raise InvalidArgumentValueError(
+                    f"{call}: {label}={value!r} is outside the range of {dtype.name} "
+                    f"(largest finite {largest:g}); pass a value in that range, or math.inf"
+                )
         return arg
     if arg.dtype != dtype:
         # Why the value has the wider type, where Numba is the cause.
@@ -325,12 +333,22 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
         if is_integer(dtype) and is_integer(arg.dtype):
             why = " (Numba widens int32 arithmetic to int64)"
         elif dtype.kind == "f" and arg.dtype == np.float64:
-            why = " (a float written in the kernel, such as 0.5, is float64 in Numba)"
+            why = (" (Numba computes with Python floats in float64, so x * 0.5 is float64; a float literal "
+                   "passed directly, such as 0.5, is converted)")
         raise DtypeMismatchError(
             f"{call}: {label} has dtype {arg.dtype.name} but {target} has dtype {dtype.name}; "
             f"convert it, e.g. np.{dtype.name}(value){why}"
         )
     return arg
+
+
+def _largest_finite(dtype: np.dtype) -> float | None:
+    """The largest finite value of a floating ``dtype`` (bfloat16's from its bits), or None."""
+    if dtype.kind == "f":
+        return float(np.finfo(dtype).max)
+    if dtype.kind == "V" and dtype.itemsize == 2 and "bfloat16" in dtype.name:
+        return 3.3895313892515355e38
+    return None
 
 
 def optional_dtype_choice(call: str, label: str, arg, allowed, *, kind: str, hint: str):

@@ -629,6 +629,9 @@ def compile_kernel_cubin(pyfunc, argtypes, *, cc, block, grid, cluster=None, **o
                                            output="ltoir", cc=tuple(cc), **options)
     objects = []
     for index, part in enumerate(parts):
+        if isinstance(part, ObjectCode):  # numba-cuda's own library code (bfloat16 conversions)
+            objects.append(part)
+            continue
         data = part if isinstance(part, (bytes, bytearray)) else getattr(part, "data", None)
         if data is None:
             with open(part.path, "rb") as fh:  # a file link item

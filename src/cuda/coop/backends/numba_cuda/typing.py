@@ -20,6 +20,8 @@ from .. import _typing
 from .._typing import DTYPE_FROM, GROUP_BY_KEY, RESERVE_KEY
 from . import _compat as C
 from . import types as coop_types
+from .._float_literals import literal_keywords
+from .rewrite import _ANALYSIS
 
 __all__ = ["function_types", "op_function_type", "plan_call", "keyword_names", "GROUP_BY_KEY", "RESERVE_KEY",
            "reservation_of", "located_method"]
@@ -56,21 +58,41 @@ def _call_location(kws):
     return C.typing_location()
 
 
+def _typed_call():
+    """``(constraint, typeinfer)`` of the call numba is typing on this thread (its
+    ``CallConstraint`` and ``TypeInferer``), or ``(None, None)``."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
+            return frame.f_locals["constraint"], frame.f_locals.get("typeinfer")
+        frame = frame.f_back
+    return None, None
+
+
 def _items_per_thread_is_kernel_argument(kws) -> bool:
     """Whether the items_per_thread being typed is a kernel argument (then it can be made
     literal): the definition of the call's first argument, in the IR numba is typing."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "propagate" and "constraint" in frame.f_locals:
-            constraint, typeinfer = frame.f_locals["constraint"], frame.f_locals.get("typeinfer")
-            var = (constraint.args[0] if getattr(constraint, "args", None)
-                   else dict(getattr(constraint, "kws", ()) or ()).get("items_per_thread"))
-            try:
-                return isinstance(typeinfer.func_ir.get_definition(var), C.ir.Arg)
-            except Exception:
-                return False
-        frame = frame.f_back
-    return False
+    constraint, typeinfer = _typed_call()
+    if constraint is None:
+        return False
+    var = (constraint.args[0] if getattr(constraint, "args", None)
+           else dict(getattr(constraint, "kws", ()) or ()).get("items_per_thread"))
+    try:
+        return isinstance(typeinfer.func_ir.get_definition(var), C.ir.Arg)
+    except Exception:
+        return False
+
+
+def _float_literals(kws) -> dict:
+    """The keyword operands of the call being typed that the kernel wrote as Python floats
+    (backends/_float_literals.py), read from the IR numba is typing."""
+    if not any(isinstance(t, C.types.Float) for t in kws.values()):
+        return {}
+    constraint, typeinfer = _typed_call()
+    try:
+        return dict(literal_keywords(_ANALYSIS, typeinfer.func_ir, getattr(constraint, "kws", ()) or ()))
+    except Exception:  # noqa: BLE001 - no IR to read: the float64 operand is checked as typed
+        return {}
 
 
 def _temp_storage_site(kws) -> int:
@@ -87,4 +109,4 @@ def _temp_storage_site(kws) -> int:
     coop_types=coop_types, as_dtype=C.as_dtype, force_literal_arg=C.ForceLiteralArg, signature=with_keywords,
     typing_location=C.typing_location, hidden_keywords=(DTYPE_FROM,), call_location=_call_location,
     items_per_thread_is_kernel_argument=_items_per_thread_is_kernel_argument,
-    temp_storage_site=_temp_storage_site))
+    temp_storage_site=_temp_storage_site, float_literals=_float_literals))

@@ -111,8 +111,9 @@ class KernelState:
                 kwtys = {k: typemap[v.name] for k, v in expr.kws}
                 site_ty = kwtys.get("_coop_site")
                 site = site_ty.literal_value if isinstance(site_ty, types.IntegerLiteral) else None
+                floats = SITES[site].float_literals if site in SITES else ()
                 try:
-                    plan = plan_call(op_spec, argtys, kwtys)
+                    plan = plan_call(op_spec, argtys, kwtys, float_literals=dict(floats))
                 except CoopError as exc:
                     _raise_at_site(exc, site)
                 if checked:

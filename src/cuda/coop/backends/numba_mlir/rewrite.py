@@ -37,6 +37,7 @@ import threading
 from ...core.records import record
 from ..._kernel_api import KernelFunction
 from ..._payloads import TempStorage, ThreadData
+from .._float_literals import literal_keywords
 from .._inference import (
     CallSiteChecks, PayloadDtypeAnalysis, PlainFunctionOperands, is_coop_callee,
 )
@@ -62,6 +63,8 @@ class Site:
     name: str  # the called cuda.coop name
     function: str  # the Python function that contains the call
     items_per_thread_is_arg: bool = False
+    # ((keyword, value), ...): operands written as Python float constants (backends/_float_literals.py)
+    float_literals: tuple = ()
 
 
 SITES: dict[int, Site] = {}
@@ -156,9 +159,10 @@ class TagCoopCallSites(Rewrite):
                 elif callee is TempStorage:
                     _CHECKS.check_constant_arguments(func_ir, expr, callee, inst.loc, fname)
                     after = _ANALYSIS.storage_byte_view(func_ir, inst, scope)
+                floats = literal_keywords(_ANALYSIS, func_ir, expr.kws) if isinstance(callee, KernelFunction) else ()
                 with _lock:
                     site_id = next(_counter)
-                    SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg)
+                    SITES[site_id] = Site(inst.loc, name, fname, ipt_is_arg, floats)
                 var = ir.Var(scope, f"$coop_site.{site_id}", inst.loc)
                 body.append(ir.Assign(ir.Const(site_id, inst.loc), var, inst.loc))
                 func_ir._definitions[var.name] = [ir.Const(site_id, inst.loc)]

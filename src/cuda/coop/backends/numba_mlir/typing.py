@@ -43,6 +43,11 @@ def _items_per_thread_is_kernel_argument(kws):
     return site is not None and site.items_per_thread_is_arg
 
 
+def _float_literals(kws):
+    site = SITES.get(_site_of(kws))
+    return dict(site.float_literals) if site is not None else {}
+
+
 def _signature(restype, args, kws, receiver=None):
     # The receiver of storage.reserve() is not needed: the lowering reads the storage from
     # the bound function's type.
@@ -55,4 +60,4 @@ def _signature(restype, args, kws, receiver=None):
     as_dtype=as_dtype, force_literal_arg=ForceLiteralArg, signature=_signature, typing_location=typing_location,
     hidden_keywords=HIDDEN_KEYWORDS, call_location=_call_location,
     items_per_thread_is_kernel_argument=_items_per_thread_is_kernel_argument, temp_storage_site=_site_of,
-    declines=_declines))
+    declines=_declines, float_literals=_float_literals))
