@@ -136,8 +136,8 @@ def at_definition(pyfunc, backend_name: str | None = None) -> bool:
     process that refers to cuda.coop starts a thread that
 
     1. makes the ``backend_name`` backend ready (``DeferredActivation.ready_elsewhere``):
-       its typing, lowerings and the families' modules, 25-40 ms that the kernel's first
-       compile would otherwise spend before its own work.  A program defines its kernels,
+       its typing and lowering modules and registrations (not the families'), 25-40 ms
+       that the kernel's first compile would otherwise spend before its own work.  A program defines its kernels,
        then creates its arrays and with them the CUDA context, in the driver, without
        Python's lock, so the installation is done by the first launch;
     2. asks ``visible_compute_capability`` for the GPUs' compute capability and goes on as

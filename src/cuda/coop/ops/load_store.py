@@ -123,7 +123,9 @@ def load(group, source, output, /, *, algorithm="direct", valid_items=None, oob_
         ``CUDA_COOP_CHECKED=0`` it is clamped to that range.  Slots past the
         valid items are left unchanged, or set to ``oob_default``.
     oob_default : scalar, optional
-        Value for slots past ``valid_items``; requires ``valid_items``.
+        Value for slots past ``valid_items``; requires ``valid_items``.  Of the
+        payload's dtype, or a Python literal (``0.0``, ``-math.inf``), which is
+        converted to it after a range check.
     offset : int, optional
         Element offset of the group's tile in ``source`` (default 0).
     temp_storage : coop.TempStorage, optional

@@ -144,7 +144,8 @@ def scan(group, value, state=None, /, *, mode="exclusive", scan_op=None, initial
     initial_value : scalar, optional
         Exclusive scans: the value of item 0, combined before every item.
         Required for exclusive scans with an operator other than a sum (whose
-        default is 0); not accepted by inclusive scans.
+        default is 0); not accepted by inclusive scans.  Of the payload's dtype,
+        or a Python literal (``-math.inf``), converted to it after a range check.
     {common}
     """
 
@@ -161,7 +162,8 @@ def exclusive_scan(group, value, state=None, /, *, scan_op=None, initial_value=N
     {op}
     initial_value : scalar, optional
         Required unless the operator is a sum (default 0) or ``prefix_op`` is
-        given.
+        given.  Of the payload's dtype, or a Python literal (``-math.inf``),
+        converted to it after a range check.
     {common}
     """
 
