@@ -46,7 +46,8 @@ CHILD = textwrap.dedent('''
     def warm_up(x):
         x[0] = 1
 
-    compile_cubin(warm_up, [types.int32[::1]], block=256)
+    if sys.argv[3] == "warm-up":
+        compile_cubin(warm_up, [types.int32[::1]], block=256)
     if cooperative:
         @cuda.jit
         def kernel(source, total):
@@ -68,11 +69,11 @@ CHILD = textwrap.dedent('''
 ''')
 
 
-def run_child(src: Path, kind: str, context_s: float, cache: str) -> float:
+def run_child(src: Path, kind: str, context_s: float, cache: str, first_kernel: bool = False) -> float:
     env = dict(os.environ, PYTHONPATH=str(src), CUDA_COOP_CACHE_DIR=cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    out = subprocess.run([sys.executable, "-c", CHILD, kind, str(context_s)], env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, kind, str(context_s), "first" if first_kernel else "warm-up"],
+                         env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["compile_s"]
 
 
@@ -81,9 +82,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--context-s", type=float, default=0.15)
     ap.add_argument("--base-src", type=Path, help="another tree's src/ to alternate with this one")
+    ap.add_argument("--first-kernel", action="store_true",
+                    help="no trivial kernel first: the compile includes the compiler's set-up, as a program's "
+                         "first launch does (bench_reduce.py --latency-only's case)")
     args = ap.parse_args(argv)
     trees = {"this": SRC} | ({"base": args.base_src.resolve()} if args.base_src else {})
-    report = {"rounds": args.rounds, "context_s": args.context_s, "trees": {},
+    report = {"rounds": args.rounds, "context_s": args.context_s, "first_kernel": args.first_kernel, "trees": {},
               "meta": run_meta("no GPU: compile_cubin for sm_90", (9, 0))}
     with tempfile.TemporaryDirectory() as cache:
         for src in trees.values():  # fill the caches and write the bytecode, untimed
@@ -92,7 +96,7 @@ def main(argv=None) -> dict:
         for _ in range(args.rounds):
             for name, src in trees.items():
                 for kind in ("plain", "coop"):
-                    samples[(name, kind)].append(run_child(src, kind, args.context_s, cache))
+                    samples[(name, kind)].append(run_child(src, kind, args.context_s, cache, args.first_kernel))
     for name in trees:
         plain, coop = samples[(name, "plain")], samples[(name, "coop")]
         extra = statistics.median(c - p for c, p in zip(coop, plain))
