@@ -3,7 +3,7 @@
     python benchmarks/warm_first_compile.py [--rounds 8] [--context-s 0.15] [--base-src DIR]
 
 Each round runs two fresh processes with a filled provider and link cache: one compiles
-bench_reduce.py's block-sum kernel (``coop.load`` + ``coop.sum``) for sm_90, the other a
+bench_reduce.py's latency kernel (``coop.load`` + ``coop.sum``) for sm_90, the other its
 kernel without cuda.coop.  Both import the compiler, compile a trivial kernel first (the
 compiler's own set-up, as a launch-latency benchmark warms up), define their kernel, sleep
 ``--context-s`` where a program creates its CUDA context and arrays (the driver's work, in
@@ -30,10 +30,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_reduce import COOP_KERNEL, PLAIN_KERNEL  # noqa: E402
 from common import run_meta, write_results  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
+# The child: bench_reduce.py's latency kernels (each defines ``k(source, total)``).
 CHILD = textwrap.dedent('''
     import json, sys, time
     from numba_cuda_mlir import cuda, types
@@ -49,24 +51,16 @@ CHILD = textwrap.dedent('''
     if sys.argv[3] == "warm-up":
         compile_cubin(warm_up, [types.int32[::1]], block=256)
     if cooperative:
-        @cuda.jit
-        def kernel(source, total):
-            block = coop.this_block()
-            items = coop.ThreadData(16)
-            coop.load(block, source, items, offset=cuda.blockIdx.x * cuda.blockDim.x * 16, algorithm="vectorize")
-            s = coop.sum(block, items, broadcast=False)
-            if cuda.threadIdx.x == 0:
-                cuda.atomic.add(total, 0, s)
+    {coop_kernel}
     else:
-        @cuda.jit
-        def kernel(source, total):
-            s = source[cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x]
-            cuda.atomic.add(total, 0, s)
+    {plain_kernel}
     time.sleep(float(sys.argv[2]))  # the CUDA context and the arrays, in the driver
     t = time.perf_counter()
-    compile_cubin(kernel, [types.float32[::1], types.float32[::1]], block=256)
-    print(json.dumps({"compile_s": time.perf_counter() - t}))
-''')
+    compile_cubin(k, [types.float32[::1], types.float32[::1]], block=256)
+    print(json.dumps({{"compile_s": time.perf_counter() - t}}))
+''').format(coop_kernel=textwrap.indent(COOP_KERNEL.strip(), "    "),
+              plain_kernel=textwrap.indent(PLAIN_KERNEL.strip(), "    "))
+
 
 
 def run_child(src: Path, kind: str, context_s: float, cache: str, first_kernel: bool = False) -> float:
