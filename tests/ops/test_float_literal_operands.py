@@ -105,7 +105,8 @@ def kernel(src, dst, n):
     ("int8", "300.0", ("oob_default=300.0", "outside the range of int8", "[-128, 127]")),
     ("float32", "1e39", ("oob_default=1e+39", "outside the range of float32", "math.inf")),
     ("float16", "-70000.0", ("oob_default=-70000.0", "outside the range of float16", "65504")),
-], ids=["fraction_for_int32", "int8_overflow", "float32_overflow", "float16_overflow"])
+    ("bfloat16", "-1e39", ("oob_default=-1e+39", "outside the range of bfloat16", "math.inf")),
+], ids=["fraction_for_int32", "int8_overflow", "float32_overflow", "float16_overflow", "bfloat16_overflow"])
 def test_float_literals_out_of_range_are_named(compiler, dtype, value, fragments):
     expect_error(f"""
         items = coop.ThreadData(4)

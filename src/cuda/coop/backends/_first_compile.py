@@ -131,7 +131,7 @@ def visible_compute_capability():
 _definition_probe: list = []  # the thread, once a cooperative definition started one
 
 
-def at_definition(pyfunc, backend_name: str | None = None) -> bool:
+def at_definition(pyfunc, backend_name: str) -> bool:
     """``pyfunc`` was just defined as a kernel or device function.  The first one of the
     process that refers to cuda.coop starts a thread that
 
@@ -150,16 +150,15 @@ def at_definition(pyfunc, backend_name: str | None = None) -> bool:
     from ._launch_checks import function_refers_to_coop
 
     probe_gpu = not _asked and pch.may_start_early()
-    if not (probe_gpu or backend_name) or not function_refers_to_coop(pyfunc):
+    if not function_refers_to_coop(pyfunc):
         return False
 
     def probe():
-        if backend_name:
-            from .._registration import active_backends
+        from .._registration import active_backends
 
-            backend = active_backends().get(backend_name)
-            if backend is not None:
-                backend.ready_elsewhere()
+        backend = active_backends().get(backend_name)
+        if backend is not None:
+            backend.ready_elsewhere()
         if probe_gpu:
             cc = visible_compute_capability()
             if cc is not None:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["literal_keywords", "converted_signature_kws"]
+from ._inference import _DEPTH  # how deep a chain of copies (here: and unary minus) is followed
 
-_DEPTH = 8  # unary minus and copies followed
+__all__ = ["literal_keywords", "converted_signature_kws"]
 
 
 def float_literal(analysis, func_ir, var, depth=0):

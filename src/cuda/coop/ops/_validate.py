@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import dtype_names, is_complex, is_half, is_integer, is_movable, is_supported
+from .._dtypes import dtype_names, is_bfloat16, is_complex, is_half, is_integer, is_movable, is_supported
 from .._errors import (
     ConflictingArgumentsError,
     DtypeMismatchError,
@@ -343,11 +343,13 @@ def optional_scalar_of_dtype(call: str, label: str, arg, dtype: np.dtype, *,
 
 
 def _largest_finite(dtype: np.dtype) -> float | None:
-    """The largest finite value of a floating ``dtype`` (bfloat16's from its bits), or None."""
+    """The largest finite value of a floating ``dtype`` (bfloat16 included), or None."""
     if dtype.kind == "f":
         return float(np.finfo(dtype).max)
-    if dtype.kind == "V" and dtype.itemsize == 2 and "bfloat16" in dtype.name:
-        return 3.3895313892515355e38
+    if is_bfloat16(dtype):  # ml_dtypes is loaded: the dtype is its
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dtype).max)
     return None
 
 
