@@ -16,6 +16,7 @@ Each case launches a small copy kernel (one block, 4 items per thread, device ar
   end in, called directly with the arguments it receives there (numba-cuda-mlir only): the
   floor of a launch from Python with this compiler; ``coop_1d`` minus it is what
   cuda.coop's fast path costs
+- ``native_launcher_ipt_arg``: the same for ``coop_ipt_arg`` (its integer argument too)
 
 ``--profile N`` also runs N launches of each case under cProfile (``--profile-cases``, default
 ``coop_1d plain_1d coop_ipt_arg``) and prints where the host time goes.
@@ -96,21 +97,21 @@ def cases(ns, src, dst):
     }
 
 
-def native_launcher(kernel, src, dst):
-    """``kernel[1, THREADS_1D]``'s remembered native launcher, called as cuda.coop's fast
-    path calls it (backends/numba_mlir/_compat_launch.py), or None when no launch was
-    remembered.  The first launch marks the kernel launch-configuration specialized, so
-    the configuration is taken again after it."""
-    from cuda.coop.backends.numba_mlir._compat_launch import with_array_views
+def native_launcher(kernel, *args):
+    """``kernel[1, THREADS_1D]``'s remembered native launcher, called with ``args`` as
+    cuda.coop's fast path calls it (backends/numba_mlir/_compat_launch.py), or None when no
+    launch was remembered.  The first launch marks the kernel launch-configuration
+    specialized, so the configuration is taken again after it."""
+    from cuda.coop.backends.numba_mlir._compat_launch import launch_arguments
 
     for _ in range(3):
         configured = kernel[1, THREADS_1D]
-        configured(src, dst)
+        configured(*args)
         fast = configured.__dict__.get("_coop_fast") or {}
         if len(fast) == 1:
             entry = next(iter(fast.values()))
-            args = tuple(with_array_views((src, dst), entry.array_positions))
-            return lambda: entry.launcher(*args)
+            _, launch_args = launch_arguments(args, kernel._literal_arg_positions, type(args[0]), frozenset())
+            return lambda: entry.launcher(*launch_args)
     return None
 
 
@@ -163,12 +164,14 @@ def main(argv=None) -> dict:
     dst = cuda.device_array(n, dtype=np.int32)
     launches = cases(ns, src, dst)
     if args.compiler == "numba-cuda-mlir":
-        floor = native_launcher(ns.coop_1d, src, dst)
-        cuda.synchronize()
-        if floor is None:
-            print("native_launcher: not measured (the fast path remembered no launch of coop_1d)")
-        else:
-            launches["native_launcher"] = floor
+        for name, kernel, kernel_args in (("native_launcher", ns.coop_1d, (src, dst)),
+                                          ("native_launcher_ipt_arg", ns.coop_ipt_arg, (src, dst, ITEMS))):
+            floor = native_launcher(kernel, *kernel_args)
+            cuda.synchronize()
+            if floor is None:
+                print(f"{name}: not measured (the fast path remembered no launch of {kernel.__name__})")
+            else:
+                launches[name] = floor
     chosen = args.only or list(launches)
     report = {"compiler": args.compiler, "launches": args.launches, "repeat": args.repeat, "us_per_launch": {},
               "meta": current_device_meta(cuda, args.compiler)}
@@ -179,9 +182,11 @@ def main(argv=None) -> dict:
         report["us_per_launch"][name] = us
         print(f"{name:14s} {us:8.2f} us per launch", flush=True)
     per = report["us_per_launch"]
-    if "native_launcher" in per and "coop_1d" in per:
-        report["fast_path_us_1d"] = per["coop_1d"] - per["native_launcher"]
-        print(f"cuda.coop's fast path: {report['fast_path_us_1d']:+.2f} us over the native launcher (1d)")
+    for shape, floor in (("1d", "native_launcher"), ("ipt_arg", "native_launcher_ipt_arg")):
+        if floor in per and f"coop_{shape}" in per:
+            report[f"fast_path_us_{shape}"] = per[f"coop_{shape}"] - per[floor]
+            print(f"cuda.coop's fast path: {report[f'fast_path_us_{shape}']:+.2f} us over the native launcher "
+                  f"({shape})")
     for shape in ("1d", "3d", "ipt_arg"):
         if f"coop_{shape}" in per and f"plain_{shape}" in per:
             extra = per[f"coop_{shape}"] - per[f"plain_{shape}"]

@@ -14,16 +14,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuda.coop.backends.numba_mlir._compat_launch import _scalar_types, configure_key, launch_key, with_array_views
+from cuda.coop.backends.numba_mlir._compat_launch import _scalar_types, configure_key, launch_arguments
 
 from ..kernelgen import module_from_source  # compiler named at each call: these are numba-cuda-mlir's
 
 
 class _DeviceArray:
-    """Stands in for numba-cuda-mlir's DeviceNDArray: launch_key reads ``_numba_type_``."""
+    """Stands in for numba-cuda-mlir's DeviceNDArray: launch_arguments reads ``_numba_type_``,
+    ``stream``, ``dtype`` and (once per array and stream) the CUDA array interface, whose
+    builds it counts."""
 
-    def __init__(self, numba_type):
-        self._numba_type_ = numba_type
+    def __init__(self, numba_type, pointer=1024, stream=0):
+        self._numba_type_, self.pointer, self.stream, self.builds = numba_type, pointer, stream, 0
+        self.dtype = np.dtype(np.int32)
+
+    @property
+    def __cuda_array_interface__(self):
+        self.builds += 1
+        return {"shape": (4,), "strides": None, "data": (self.pointer, False), "typestr": "<i4",
+                "stream": None, "version": 3}
 
 
 class _CaiArray:
@@ -33,8 +42,12 @@ class _CaiArray:
 SCALARS = _scalar_types()
 
 
+def arguments(args, literal=frozenset()):
+    return launch_arguments(args, literal, _DeviceArray, SCALARS, cai_key=lambda a: ("cai", "<i4"))
+
+
 def key(args, literal=frozenset()):
-    return launch_key(args, literal, _DeviceArray, SCALARS, cai_key=lambda a: ("cai", "<i4"))
+    return arguments(args, literal)[0]
 
 
 @pytest.mark.unit
@@ -84,30 +97,18 @@ def test_configure_key_is_the_exact_spelling():
     assert configure_key(1, 128, (0, 0.0), {}) != configure_key(1, 128, (0, 0), {})
 
 
-class _CountingArray:
-    """Stands in for a device array: counts how often its interface is built."""
-
-    def __init__(self, pointer, stream=0):
-        self.builds, self.pointer, self.stream, self.dtype = 0, pointer, stream, np.dtype(np.int32)
-
-    @property
-    def __cuda_array_interface__(self):
-        self.builds += 1
-        return {"shape": (4,), "strides": None, "data": (self.pointer, False), "typestr": "<i4",
-                "stream": None, "version": 3}
-
-
 @pytest.mark.unit
 def test_array_views_are_made_once_per_array_and_stream():
-    a, b = _CountingArray(1024), _CountingArray(2048)
-    first = with_array_views((a, 7, b), (0, 2))
+    a, b = _DeviceArray("int32[::1]", 1024), _DeviceArray("int32[::1]", 2048)
+    _, first = arguments((a, 7, b))
     assert first[1] == 7 and [v.__cuda_array_interface__["data"][0] for v in (first[0], first[2])] == [1024, 2048]
     assert first[0].dtype == a.dtype
-    again = with_array_views((a, 8, b), (0, 2))
+    _, again = arguments((a, 8, b))
     assert again[0] is first[0] and again[2] is first[2] and a.builds == b.builds == 1
     a.stream = object()  # a new stream: a new view
-    third = with_array_views((a, 8, b), (0, 2))
+    _, third = arguments((a, 8, b))
     assert third[0] is not first[0] and third[0].stream is a.stream and a.builds == 2
+    assert arguments((a, np.zeros(4))) == (None, None)  # nothing for the full path
 
 
 @pytest.mark.unit
@@ -135,6 +136,13 @@ def test_repeat_configure_returns_upstreams_configured_launch():
         assert second is not first and second._launch_config is not None
         assert kernel[1, 128] is second is upstream_configure(kernel, 1, 128)
         assert kernel.__dict__["_coop_configured"][(1, 128)][0] is second
+        # The same grid and block objects again: answered by __getitem__ before configure.
+        block = (32, 4, 1)
+        by_configure = kernel[1, block]
+        assert kernel.__dict__["_coop_last_configure"][:3] == (1, block, by_configure)
+        assert kernel[1, block] is by_configure
+        assert kernel[1, (32, 4, 1)] is by_configure  # another tuple of the same spelling: configure's key
+        assert kernel[1, 128] is second
         assert kernel[(1,), (128,)] is second  # upstream normalizes both to one configuration
         assert kernel[1, 128, 0] is not second  # a stream is another configuration
         assert kernel[1, 64] is not second
@@ -142,11 +150,13 @@ def test_repeat_configure_returns_upstreams_configured_launch():
             kernel[1.0, 128]
         # A cleared configuration cache (what recompile() does) is never answered from ours.
         kernel.configure.cache_clear()
+        assert "_coop_last_configure" not in kernel.__dict__
         third = kernel[1, 128]
         assert third is not second and third is upstream_configure(kernel, 1, 128)
         assert third._launch_config_generation == kernel._launch_config_generation
         # recompile() (a new launch-config generation, a new kernel dispatcher) neither.
         kernel.recompile()
+        assert kernel.__dict__["_coop_last_configure"][:3] == (1, 128, third)
         fourth = kernel[1, 128]
         assert fourth is not third and fourth._launch_config_generation == kernel._launch_config_generation
         assert kernel[1, 128] is fourth

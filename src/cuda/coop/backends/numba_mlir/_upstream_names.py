@@ -90,6 +90,9 @@ UPSTREAM = (
                  ("self", "griddim", "blockdim", "..."),
                  "kernel[grid, block] accepts any block shape: no hook to refuse an impossible one at the "
                  "launch line, and a repeat of the same spelling costs 3.5 us of normalizing and locking (wrapped)"),
+    UpstreamName("numba_cuda_mlir.descriptor:MLIRDispatcher.__getitem__", CALLABLE, ("self", "args"),
+                 "kernel[grid, block] reaches configure through three calls: a repeat with the same grid and "
+                 "block objects is answered before them (wrapped)"),
     UpstreamName("numba_cuda_mlir.descriptor:MLIRDispatcher.__init__", CALLABLE, ("self", "py_func", "..."),
                  "no hook at the definition of a kernel (wrapped: NVRTC's precompiled header starts building at "
                  "the first kernel that refers to cuda.coop, when the provider cache never compiled for the GPU)"),
