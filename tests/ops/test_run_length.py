@@ -242,6 +242,53 @@ def test_window_offset_total_and_relative_offsets_in_the_lengths_dtype(ldt):
         assert (tot_out[b] == min(total, lmax)).all(), label
 
 
+def uint64_offset_kernel():
+    return module_from_source("""
+@cuda.jit
+def kernel(values, lengths, doff, dst, totals):
+    block = coop.this_block()
+    b = cuda.blockIdx.x
+    v = coop.ThreadData(2, dtype=values.dtype)
+    l = coop.ThreadData(2, dtype=lengths.dtype)
+    coop.load(block, values, v, offset=b * cuda.blockDim.x * 2)
+    coop.load(block, lengths, l, offset=b * cuda.blockDim.x * 2)
+    totals[b, cuda.threadIdx.x] = coop.run_length_decode_into(block, v, l, dst[b], destination_offset=doff[b])
+""").kernel
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_into_takes_a_uint64_destination_offset(checked, monkeypatch):
+    """NVIDIA's run-length offsets go up to uint64: a uint64 ``destination_offset`` is compared
+    with the destination's length before it narrows.  Checked mode (the default): offsets up
+    to an exact fit decode as the reference does.  Unchecked: offsets at or past the end,
+    2**63 + 1 and 2**64 - 1 among them (int64 -1 if narrowed first), write nothing."""
+    from ..compiler import cuda
+
+    if not checked:
+        monkeypatch.setenv("CUDA_COOP_CHECKED", "0")
+    rng = np.random.default_rng(17)
+    values = rng.integers(-1000, 1000, size=(NBLOCKS, THREADS * 2)).astype(np.int16)
+    lengths = rng.integers(1, 4, size=(NBLOCKS, THREADS * 2)).astype(np.uint32)
+    lengths[1, 100:] = 0  # trailing empty runs
+    totals_ref = [int(lengths[b].sum()) for b in range(NBLOCKS)]
+    cap = max(totals_ref) + 40
+    if checked:
+        doff = [0, 1, 7, cap - totals_ref[3], 40, 2]
+    else:
+        doff = [2**63 + 1, 2**64 - 1, cap + 5, cap, 2**63 - 1, 3]
+    doff = np.array(doff, dtype=np.uint64)
+    dst = np.full((NBLOCKS, cap), -7, dtype=np.int16)
+    totals = np.full((NBLOCKS, THREADS), -1, dtype=np.int64)
+    uint64_offset_kernel()[NBLOCKS, THREADS](values.reshape(-1), lengths.reshape(-1), doff, dst, totals)
+    cuda.synchronize()
+    for b in range(NBLOCKS):
+        expected, total = ref.decode_into(values[b].reshape(THREADS, 2), lengths[b].reshape(THREADS, 2),
+                                          np.full(cap, -7, dtype=np.int16), destination_offset=int(doff[b]))
+        np.testing.assert_array_equal(dst[b], expected, err_msg=f"block#{b} destination_offset={int(doff[b])}")
+        assert total == totals_ref[b] and (totals[b] == total).all(), b
+
+
 @pytest.mark.usefixtures("unchecked_kernels")  # out-of-range controls on purpose: the clamp contract
 @pytest.mark.gpu
 def test_run_length_decode_multidimensional_block():

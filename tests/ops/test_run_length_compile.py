@@ -158,8 +158,9 @@ def _host_program(plan, threads, vcxx):
     long long window_offset = arg; V decoded[D]; int relative[D]; long long totv; long long* total_out = &totv;
     { BODY }
     for (int i = 0; i < D; ++i) printf("%.17g %d\n", (double)decoded[i], relative[i]);""" if window else r"""
-    long long dst_offset = arg, dst_len = cap; V* out_dst = dst; long long totv; long long* total_out = &totv;
-    { BODY }""").replace("BODY", body)
+    DST_OFFSET dst_offset = (DST_OFFSET)arg; long long dst_len = cap; V* out_dst = dst; long long totv; long long* total_out = &totv;
+    { BODY }""").replace("BODY", body).replace(
+        "DST_OFFSET", "unsigned long long" if plan.params.offset_unsigned else "long long")
     tail = "" if window else r'for (long long i = 0; i < cap; ++i) printf("%.17g\n", (double)dst[i]);'
     return _HOST_PRELUDE + f"constexpr int BLOCK_THREADS = {threads};\n" + decls + r"""
 alignas(16) static V dst[1 << 16];
@@ -188,6 +189,8 @@ int main() {
     # a uint64 window offset (NVIDIA's uint64 lengths): offsets near 2**64 never wrap around
     ("window_u64", "uint8", "uint64", 2, 3, 8),
     ("into", "float64", "int8", 2, 1, 5), ("into", "uint8", "int64", 3, 16, 4), ("into", "int16", "uint8", 2, 3, 7),
+    # a uint64 destination offset: compared with the length before it narrows (2**64 - 1 is not -1)
+    ("into_u64", "int16", "uint32", 2, 3, 7),
 ])
 def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path):
     import shutil
@@ -202,8 +205,8 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
         pytest.skip("g++ is not installed")
     i64, vd, ld = np.dtype("int64"), np.dtype(vdt), np.dtype(ldt)
     d = ScalarArg(i64, decoded)
-    unsigned_offset = op == "window_u64"
-    op = "window" if unsigned_offset else op
+    unsigned_offset = op.endswith("_u64")
+    op = op.removesuffix("_u64")
     if op == "window":
         woff_t = np.dtype("uint64") if unsigned_offset else i64
         plan = rl.plan_run_length_decode(GroupArg("block"), PayloadArg(vd, runs), PayloadArg(ld, runs),
@@ -213,7 +216,8 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
     else:
         plan = rl.plan_run_length_decode_into(GroupArg("block"), PayloadArg(vd, runs), PayloadArg(ld, runs),
                                               ArrayArg(vd, 1, True), decoded_items_per_thread=d,
-                                              destination_offset=ScalarArg(i64))
+                                              destination_offset=ScalarArg(np.dtype("uint64") if unsigned_offset
+                                                                           else i64))
     source = tmp_path / "walk.cpp"
     source.write_text(_host_program(plan, threads, cxx_type(vd)))
     exe = tmp_path / "walk"
@@ -231,7 +235,7 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
         elif trial == 2:
             lengths[:] = 1
         lengths = lengths.astype(ld).reshape(threads, runs)
-        if unsigned_offset and trial == 3:
+        if unsigned_offset and op == "window" and trial == 3:
             lengths[:] = 0
             lengths[0, 0] = np.iinfo(ld).max  # the largest total: a window at its end
         values = rng.integers(1, 100, size=threads * runs).astype(vd).reshape(threads, runs)
@@ -248,9 +252,14 @@ def test_decode_walk_on_the_host(op, vdt, ldt, runs, decoded, threads, tmp_path)
                 expected.append(ref.decode_window(values, lengths, threads, decoded, window_offset=woff,
                                                   relative_dtype="int32") + (None,))
         else:
-            for doff, cap in ((0, total + 5), (3, total), (-4, total + 3), (2, 1), (total + 3, total), (0, 0),
-                              (-10**15, total), (1, 2 * window + 3)):
-                cases.append(f"{total} {doff} {max(cap, 0)} {table}")
+            tried = ((0, total + 5), (3, total), (-4, total + 3), (2, 1), (total + 3, total), (0, 0),
+                     (-10**15, total), (1, 2 * window + 3))
+            if unsigned_offset:
+                tried = ((0, total + 5), (3, total), (2, 1), (total + 3, total), (0, 0), (1, 2 * window + 3),
+                         (2**63 - 1, total), (2**63 + 1, total + 3), (2**64 - 1, total + 3))
+            for doff, cap in tried:
+                # the harness reads a long long: a uint64 offset travels as its bit pattern
+                cases.append(f"{total} {doff - 2**64 if doff >= 2**63 else doff} {max(cap, 0)} {table}")
                 expected.append(ref.decode_into(values, lengths, np.full(max(cap, 0), 123, dtype=vd),
                                                 destination_offset=doff))
     out = subprocess.run([str(exe)], input=f"{len(cases)}\n" + "\n".join(cases), capture_output=True, text=True,

@@ -150,7 +150,10 @@ def run_length_decode_into(block, run_values, run_lengths, destination, /, *, de
         bytes' worth (16 for int8, 4 for float32, 2 for float64).
     destination_offset : int, optional
         Runtime element offset in ``destination`` (uniform across the block;
-        default 0; may be negative, which drops the leading items).
+        default 0), of any integer dtype, uint64 included (compared with the
+        destination's length before it narrows).  Checked mode traps outside
+        ``0 .. len(destination)``; unchecked, a negative offset drops the
+        leading items and one past the end writes nothing.
     relative_offsets : 1-D contiguous integer array, optional
         Receives each decoded item's index within its run at the same index as
         its value (``relative_offsets[destination_offset + p]``), under the same
@@ -200,7 +203,7 @@ class RunLengthParams:
     into_relative: bool = False  # run_length_decode_into writes relative offsets too
     total_payload: np.dtype | None = None  # total_decoded_size payload dtype, or None
     total_dtype: np.dtype = np.dtype("int64")  # dtype of the returned total
-    offset_unsigned: bool = False  # decoded_window_offset is a uint64 (passed as such, not as int64)
+    offset_unsigned: bool = False  # the window / destination offset is a uint64 (passed as such, not as int64)
     offset_dtype: np.dtype | None = None  # run_length_decode's decoded_offset_dtype=, when given
 
     def __post_init__(self):
@@ -347,8 +350,11 @@ def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
                                maximum=4096)
     if d is None:
         d = default_decoded_items_per_thread(vdt)
-    off = v.optional_int_operand(call, "destination_offset", args.destination_offset)
+    # A uint64 offset travels as uint64 and is compared with the destination's length before
+    # it narrows (NVIDIA's run-length offsets go up to uint64); any other integer as int64.
+    off = v.optional_int_operand(call, "destination_offset", args.destination_offset, allow_uint64=True)
     _refuse_negative_literal(call, "destination_offset", off, "where in destination the first item goes")
+    off_unsigned = off is not None and off.dtype == np.dtype("uint64")
     odt = _decoded_offset_dtype(call, args.decoded_offset_dtype)
     total_dt = odt or _I64
     rel = None
@@ -364,7 +370,8 @@ def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
     operands.append(AbiOperand("destination", "array", vdt, "out_dst"))
     operands.append(AbiOperand("destination", "extent", _I64, "dst_len"))
     if off is not None:
-        operands.append(AbiOperand("destination_offset", "value", _I64, "dst_offset"))
+        operands.append(AbiOperand("destination_offset", "value", np.dtype("uint64") if off_unsigned else _I64,
+                                   "dst_offset"))
     if rel is not None:
         operands.append(AbiOperand("relative_offsets", "array", rel.dtype, "rel_dst"))
         operands.append(AbiOperand("relative_offsets", "extent", _I64, "rel_len"))
@@ -372,7 +379,8 @@ def plan_run_length_decode_into(args: CallArgs) -> CallPlan:
     params = RunLengthParams(op="into", value=vdt, values_passing=vpass, length=ldt,
                              lengths_passing=lpass, runs=runs, decoded=d, has_offset=off is not None,
                              has_oob=False, relative=rel.dtype if rel is not None else None,
-                             return_total=True, into_relative=rel is not None, total_dtype=total_dt)
+                             return_total=True, into_relative=rel is not None, total_dtype=total_dt,
+                             offset_unsigned=off_unsigned)
     return CallPlan(
         op="run_length_decode_into", family="run_length", group=g, result=ScalarResult(total_dt),
         operands=tuple(operands), storage=StorageNeed(per="block"),
@@ -626,7 +634,14 @@ def _saturated(target: str, dtype) -> str:
 def _into_body(p: RunLengthParams, vdt, checks: list) -> list:
     nbytes = p.decoded * vdt.itemsize
     word = _word_type(nbytes, cxx_type(vdt))
-    off = "dst_offset" if p.has_offset else "0LL"
+    if not p.has_offset:
+        off = "0LL"
+    elif p.offset_unsigned:
+        # Past 2**63 - 1 no destination is that long: saturated, the offset writes nothing
+        # (checked mode has refused it above the length already, reporting the saturated value).
+        off = "dst_offset > (unsigned long long)LMAX ? LMAX : (long long)dst_offset"
+    else:
+        off = "dst_offset"
     rel = []
     if p.into_relative:
         rel = [

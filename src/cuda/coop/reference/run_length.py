@@ -98,6 +98,8 @@ def decode_into(run_values, run_lengths, destination, *, destination_offset=0):
     """``(destination', total)``: a copy of ``destination`` with the decoded items that fit written."""
     decoded = decode(run_values, run_lengths)
     out = np.array(destination, copy=True)
+    if int(destination_offset) >= len(out):  # a uint64 offset up to 2**64 - 1 too: nothing fits
+        return out, len(decoded)
     index = int(destination_offset) + np.arange(len(decoded), dtype=np.int64)
     fits = (index >= 0) & (index < len(out))
     out[index[fits]] = decoded[fits]
